@@ -1,0 +1,114 @@
+// Package cluster maps cluster names (local, devnet, mainnet, devnet-private,
+// mainnet-private, or a custom http(s) URL) to the endpoints ferry talks to:
+// base-layer RPC, ephemeral-rollup RPC, router and payments API.
+package cluster
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Kind is the internal cluster a name maps to. It drives defaults such as the
+// default mint (devnet USDC on devnet) and whether lookup tables exist.
+type Kind string
+
+// Cluster kinds.
+const (
+	Local   Kind = "local"
+	Devnet  Kind = "devnet"
+	Mainnet Kind = "mainnet"
+	Custom  Kind = "custom"
+)
+
+// Endpoints are the URLs for one cluster selection.
+type Endpoints struct {
+	Name      string // as given, normalised to lower case for names
+	Kind      Kind
+	BaseRPC   string
+	Ephemeral string
+	Router    string
+	API       string // payments API (a running ferry serve, or the hosted API)
+	// TEE marks a private (TEE) ephemeral rollup whose RPC needs ?token=.
+	TEE bool
+}
+
+// Defaults of ferry serve on one machine.
+const (
+	LocalBaseRPC   = "http://127.0.0.1:8899"
+	LocalEphemeral = "http://127.0.0.1:7799"
+	LocalRouter    = "http://127.0.0.1:7800"
+	LocalAPI       = "http://127.0.0.1:8080"
+)
+
+// Overrides replace individual endpoints; empty fields keep the default.
+// They come from flags, FERRY_* environment variables or the config file.
+type Overrides struct {
+	BaseRPC, Ephemeral, Router, API string
+	// Per-cluster overrides, keyed by Kind or name ("devnet-private").
+	PerCluster map[string]Overrides
+}
+
+var builtins = map[string]Endpoints{
+	"local": {Kind: Local, BaseRPC: LocalBaseRPC, Ephemeral: LocalEphemeral, Router: LocalRouter, API: LocalAPI},
+	"devnet": {Kind: Devnet, BaseRPC: "https://api.devnet.solana.com", Ephemeral: "https://devnet-as.magicblock.app",
+		Router: "https://devnet-router.magicblock.app", API: "https://payments.magicblock.app"},
+	"mainnet": {Kind: Mainnet, BaseRPC: "https://api.mainnet-beta.solana.com", Ephemeral: "https://as.magicblock.app",
+		Router: "https://router.magicblock.app", API: "https://payments.magicblock.app"},
+	"devnet-private": {Kind: Devnet, BaseRPC: "https://api.devnet.solana.com", Ephemeral: "https://devnet-tee.magicblock.app",
+		Router: "https://devnet-router.magicblock.app", API: "https://payments.magicblock.app", TEE: true},
+	"mainnet-private": {Kind: Mainnet, BaseRPC: "https://api.mainnet-beta.solana.com", Ephemeral: "https://mainnet-tee.magicblock.app",
+		Router: "https://router.magicblock.app", API: "https://payments.magicblock.app", TEE: true},
+}
+
+// Names lists the named clusters.
+func Names() []string {
+	return []string{"local", "devnet", "mainnet", "devnet-private", "mainnet-private"}
+}
+
+// ErrInvalid is returned for a cluster that is neither a known name nor an
+// http(s) URL. Its text matches the hosted API's INVALID_CLUSTER message.
+var ErrInvalid = fmt.Errorf(`cluster must be "mainnet", "devnet", "mainnet-private", "devnet-private", or a valid http(s) URL`)
+
+// Resolve returns the endpoints for name. A custom http(s) URL replaces only
+// the base RPC and keeps the default (mainnet) ephemeral RPC, as the hosted
+// API does; "local" is ferry's own embedded pair.
+func Resolve(name string, o Overrides) (Endpoints, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" {
+		n = "local"
+	}
+	ep, ok := builtins[n]
+	if ok {
+		ep.Name = n
+	} else {
+		u, err := url.Parse(strings.TrimSpace(name))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Endpoints{}, ErrInvalid
+		}
+		ep = builtins["mainnet"]
+		ep.Name, ep.Kind, ep.BaseRPC = u.String(), Custom, u.String()
+	}
+	apply := func(o Overrides) {
+		if o.BaseRPC != "" && ep.Kind != Custom {
+			ep.BaseRPC = o.BaseRPC
+		}
+		if o.Ephemeral != "" {
+			ep.Ephemeral = o.Ephemeral
+		}
+		if o.Router != "" {
+			ep.Router = o.Router
+		}
+		if o.API != "" {
+			ep.API = o.API
+		}
+	}
+	if pc, ok := o.PerCluster[string(ep.Kind)]; ok {
+		apply(pc)
+	}
+	if pc, ok := o.PerCluster[n]; ok && n != string(ep.Kind) {
+		apply(pc)
+	}
+	apply(o)
+	return ep, nil
+}

@@ -1,0 +1,499 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/txwire"
+)
+
+// Executor runs instructions against a set of registered programs. It is
+// safe for concurrent use: all per-transaction state lives in TxContext.
+type Executor struct {
+	programs map[solana.PublicKey]*Registration
+}
+
+// NewExecutor returns an executor for the given programs.
+func NewExecutor(regs ...*Registration) *Executor {
+	e := &Executor{programs: make(map[solana.PublicKey]*Registration, len(regs))}
+	for _, r := range regs {
+		e.programs[r.ID] = r
+	}
+	return e
+}
+
+// Register adds or replaces a program. It must not be called while
+// transactions are executing.
+func (e *Executor) Register(r *Registration) { e.programs[r.ID] = r }
+
+// Lookup returns the registration of a program id.
+func (e *Executor) Lookup(id solana.PublicKey) (*Registration, bool) {
+	r, ok := e.programs[id]
+	return r, ok
+}
+
+// InnerInstruction is a CPI recorded for transaction metadata. Accounts and
+// ProgramIDIndex index the transaction's account keys.
+type InnerInstruction struct {
+	ProgramIDIndex uint8
+	Accounts       []uint8
+	Data           []byte
+	StackHeight    int
+}
+
+// InnerInstructions groups the CPIs of one top-level instruction.
+type InnerInstructions struct {
+	Index        uint8
+	Instructions []InnerInstruction
+}
+
+// ReturnData is the last return data a program set.
+type ReturnData struct {
+	ProgramID solana.PublicKey
+	Data      []byte
+}
+
+// TxContext is the working state of one transaction. The ledger fills Keys,
+// Accounts, Signer, Writable and Env; Accounts are working copies that Run
+// mutates in place, so the ledger commits them on success and drops them on
+// failure. A nonexistent account must be passed as a zero-lamport account
+// owned by the System program.
+type TxContext struct {
+	Keys     []solana.PublicKey
+	Accounts []*Account
+	Signer   []bool
+	Writable []bool
+	Env      Env
+
+	// ComputeLimit is the transaction's compute budget (see ComputeBudget).
+	ComputeLimit uint64
+
+	// Results, filled by Run.
+	ComputeUsed uint64
+	Logs        []string
+	Inner       []InnerInstructions
+	ReturnData  *ReturnData
+
+	logBytes  int
+	truncated bool
+	stack     []solana.PublicKey
+	curTop    int
+}
+
+func (tx *TxContext) log(s string) {
+	if tx.truncated {
+		return
+	}
+	if tx.logBytes+len(s) > maxLogBytes {
+		tx.truncated = true
+		tx.Logs = append(tx.Logs, "Log truncated")
+		return
+	}
+	tx.logBytes += len(s)
+	tx.Logs = append(tx.Logs, s)
+}
+
+func (tx *TxContext) indexOf(k solana.PublicKey) int {
+	for i := range tx.Keys {
+		if tx.Keys[i] == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// Run executes the top-level instructions in order and stops at the first
+// failure, returning it as an InstructionError TxError. Account changes made
+// before the failure stay in tx.Accounts; the caller discards them.
+func (e *Executor) Run(tx *TxContext, ixs []txwire.CompiledInstruction) *TxError {
+	if tx.ComputeLimit == 0 {
+		tx.ComputeLimit = DefaultInstructionComputeUnits
+	}
+	for i, ix := range ixs {
+		tx.curTop = i
+		if int(ix.ProgramIDIndex) >= len(tx.Keys) {
+			return ErrInvalidAccountIndex
+		}
+		frame := frame{
+			programID: tx.Keys[ix.ProgramIDIndex],
+			data:      ix.Data,
+			idx:       make([]int, len(ix.Accounts)),
+			signer:    make([]bool, len(ix.Accounts)),
+			writable:  make([]bool, len(ix.Accounts)),
+		}
+		for j, a := range ix.Accounts {
+			if int(a) >= len(tx.Keys) {
+				return ErrInvalidAccountIndex
+			}
+			frame.idx[j] = int(a)
+			frame.signer[j] = tx.Signer[a]
+			frame.writable[j] = tx.Writable[a]
+		}
+		if err := e.invoke(tx, &frame); err != nil {
+			return InstructionFailed(i, err)
+		}
+	}
+	return nil
+}
+
+// frame is one program invocation: which tx accounts it sees and with which
+// privileges.
+type frame struct {
+	programID solana.PublicKey
+	data      []byte
+	idx       []int
+	signer    []bool
+	writable  []bool
+}
+
+type snapshot struct {
+	lamports   uint64
+	owner      solana.PublicKey
+	executable bool
+	data       []byte
+}
+
+func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
+	depth := len(tx.stack) + 1
+	if depth > MaxInvokeStackHeight {
+		return ErrCallDepth
+	}
+	for _, p := range tx.stack {
+		// Agave allows only direct self-recursion.
+		if p == f.programID && tx.stack[len(tx.stack)-1] != f.programID {
+			return ErrReentrancyNotAllowed
+		}
+	}
+	reg, ok := e.programs[f.programID]
+	if !ok {
+		tx.log(fmt.Sprintf("Program is not deployed"))
+		return ErrUnsupportedProgramID
+	}
+
+	// Snapshot the distinct accounts this instruction can see, so the
+	// ownership and balance rules can be checked afterwards.
+	seen := make(map[int]int, len(f.idx))
+	snaps := make([]snapshot, 0, len(f.idx))
+	order := make([]int, 0, len(f.idx))
+	for j, ti := range f.idx {
+		if _, dup := seen[ti]; dup {
+			// A duplicate keeps the strongest privilege it was passed with.
+			continue
+		}
+		seen[ti] = j
+		a := tx.Accounts[ti]
+		snaps = append(snaps, snapshot{lamports: a.Lamports, owner: a.Owner, executable: a.Executable, data: bytes.Clone(a.Data)})
+		order = append(order, ti)
+	}
+
+	tx.log(fmt.Sprintf("Program %s invoke [%d]", f.programID, depth))
+	tx.stack = append(tx.stack, f.programID)
+	startRemaining := tx.ComputeLimit - min(tx.ComputeUsed, tx.ComputeLimit)
+	ctx := &Context{tx: tx, exec: e, frame: f, reg: reg, depth: depth}
+	err := reg.Program.Execute(ctx)
+	tx.stack = tx.stack[:len(tx.stack)-1]
+
+	var ierr *InstructionError
+	if err != nil {
+		if !errors.As(err, &ierr) {
+			tx.log("Program log: " + err.Error())
+			ierr = ErrGenericError
+		}
+	}
+	if ierr == nil && ctx.consumed < reg.BaseCost {
+		if cerr := ctx.Consume(reg.BaseCost - ctx.consumed); cerr != nil {
+			ierr = cerr.(*InstructionError)
+		}
+	}
+	if ierr == nil {
+		ierr = verify(tx, f, order, snaps)
+	}
+	if !reg.Builtin {
+		tx.log(fmt.Sprintf("Program %s consumed %d of %d compute units", f.programID, ctx.consumed, startRemaining))
+	}
+	if ierr != nil {
+		tx.log(fmt.Sprintf("Program %s failed: %s", f.programID, ierr.Error()))
+		return ierr
+	}
+	if ctx.returnSet && tx.ReturnData != nil && len(tx.ReturnData.Data) > 0 {
+		tx.log(fmt.Sprintf("Program return: %s %s", f.programID, base64.StdEncoding.EncodeToString(tx.ReturnData.Data)))
+	}
+	tx.log(fmt.Sprintf("Program %s success", f.programID))
+	return nil
+}
+
+// verify applies Agave's post-instruction account rules.
+func verify(tx *TxContext, f *frame, order []int, snaps []snapshot) *InstructionError {
+	var pre, post uint64
+	for k, ti := range order {
+		s := snaps[k]
+		a := tx.Accounts[ti]
+		j := -1
+		writable := false
+		for jj, x := range f.idx {
+			if x == ti {
+				if j < 0 {
+					j = jj
+				}
+				writable = writable || f.writable[jj]
+			}
+		}
+		pre += s.lamports
+		post += a.Lamports
+		ownedByProgram := s.owner == f.programID
+		dataChanged := !bytes.Equal(s.data, a.Data)
+		if a.Owner != s.owner {
+			if !writable || !ownedByProgram || s.executable || !zeroed(a.Data) {
+				return ErrModifiedProgramID
+			}
+		}
+		if a.Lamports < s.lamports && !ownedByProgram {
+			return ErrExternalAccountLamportSpend
+		}
+		if a.Lamports != s.lamports && !writable {
+			return ErrReadonlyLamportChange
+		}
+		if len(a.Data) != len(s.data) && !ownedByProgram && !(s.owner == SystemProgramID && f.programID == SystemProgramID) {
+			return ErrAccountDataSizeChanged
+		}
+		if dataChanged {
+			if !writable {
+				return ErrReadonlyDataModified
+			}
+			if !ownedByProgram {
+				return ErrExternalAccountDataModified
+			}
+		}
+		if a.Executable != s.executable {
+			return ErrExecutableModified
+		}
+	}
+	if pre != post {
+		return ErrUnbalancedInstruction
+	}
+	return nil
+}
+
+func zeroed(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Context is what a program sees while it executes one instruction.
+type Context struct {
+	tx        *TxContext
+	exec      *Executor
+	frame     *frame
+	reg       *Registration
+	depth     int
+	consumed  uint64
+	returnSet bool
+}
+
+// ProgramID is the id of the executing program.
+func (c *Context) ProgramID() solana.PublicKey { return c.frame.programID }
+
+// Data is the instruction data.
+func (c *Context) Data() []byte { return c.frame.data }
+
+// Env returns the cluster state (slot, time, rent).
+func (c *Context) Env() *Env { return &c.tx.Env }
+
+// StackHeight is 1 for a top-level instruction and grows with each CPI.
+func (c *Context) StackHeight() int { return c.depth }
+
+// NumAccounts is the number of accounts passed to the instruction.
+func (c *Context) NumAccounts() int { return len(c.frame.idx) }
+
+// AccountRef is one instruction account. Account points at the transaction's
+// working copy; mutating it is how a program writes state.
+type AccountRef struct {
+	Key        solana.PublicKey
+	IsSigner   bool
+	IsWritable bool
+	*Account
+}
+
+// Account returns instruction account i, or NotEnoughAccountKeys.
+func (c *Context) Account(i int) (*AccountRef, error) {
+	if i < 0 || i >= len(c.frame.idx) {
+		return nil, ErrNotEnoughAccountKeys
+	}
+	ti := c.frame.idx[i]
+	return &AccountRef{
+		Key:        c.tx.Keys[ti],
+		IsSigner:   c.frame.signer[i],
+		IsWritable: c.frame.writable[i],
+		Account:    c.tx.Accounts[ti],
+	}, nil
+}
+
+// Accounts returns the first n instruction accounts, or NotEnoughAccountKeys.
+func (c *Context) Accounts(n int) ([]*AccountRef, error) {
+	if n > len(c.frame.idx) {
+		return nil, ErrNotEnoughAccountKeys
+	}
+	out := make([]*AccountRef, n)
+	for i := range out {
+		out[i], _ = c.Account(i)
+	}
+	return out, nil
+}
+
+// IsSigner reports whether key signed this instruction (directly or as a PDA
+// signer of the calling program).
+func (c *Context) IsSigner(key solana.PublicKey) bool {
+	for j, ti := range c.frame.idx {
+		if c.tx.Keys[ti] == key && c.frame.signer[j] {
+			return true
+		}
+	}
+	return false
+}
+
+// Log appends "Program log: <msg>".
+func (c *Context) Log(msg string) { c.tx.log("Program log: " + msg) }
+
+// Logf appends a formatted "Program log:" line.
+func (c *Context) Logf(format string, args ...any) { c.Log(fmt.Sprintf(format, args...)) }
+
+// LogRaw appends a line verbatim (for builtins such as System that log
+// without the "Program log:" prefix).
+func (c *Context) LogRaw(line string) { c.tx.log(line) }
+
+// Consume charges compute units; it fails with ComputationalBudgetExceeded
+// once the transaction budget is spent.
+func (c *Context) Consume(units uint64) error {
+	c.consumed += units
+	c.tx.ComputeUsed += units
+	if c.tx.ComputeUsed > c.tx.ComputeLimit {
+		c.tx.ComputeUsed = c.tx.ComputeLimit
+		return ErrComputationalBudgetExceeded
+	}
+	return nil
+}
+
+// Remaining is the unspent compute budget.
+func (c *Context) Remaining() uint64 {
+	return c.tx.ComputeLimit - min(c.tx.ComputeUsed, c.tx.ComputeLimit)
+}
+
+// SetReturnData sets the transaction's return data (at most 1024 bytes).
+func (c *Context) SetReturnData(b []byte) error {
+	if len(b) > MaxReturnData {
+		return ErrInvalidInstructionData
+	}
+	c.tx.ReturnData = &ReturnData{ProgramID: c.frame.programID, Data: bytes.Clone(b)}
+	c.returnSet = true
+	return nil
+}
+
+// ReturnData returns the transaction's current return data, if any.
+func (c *Context) ReturnData() *ReturnData { return c.tx.ReturnData }
+
+// Invoke performs a cross-program invocation. Every account of ix and the
+// callee program itself must be accounts of the transaction. Signer
+// privilege comes from this instruction's signers plus the PDAs derived from
+// signerSeeds under the calling program; writable privilege must already be
+// held by this instruction.
+func (c *Context) Invoke(ix txwire.Instruction, signerSeeds ...[][]byte) error {
+	tx := c.tx
+	var pdas []solana.PublicKey
+	for _, seeds := range signerSeeds {
+		k, err := solana.CreateProgramAddress(seeds, c.frame.programID)
+		if err != nil {
+			return ErrInvalidSeeds
+		}
+		pdas = append(pdas, k)
+	}
+	pi := tx.indexOf(ix.ProgramID)
+	if pi < 0 {
+		c.Logf("Unknown program %s", ix.ProgramID)
+		return ErrMissingAccount
+	}
+	f := &frame{
+		programID: ix.ProgramID,
+		data:      ix.Data,
+		idx:       make([]int, len(ix.Accounts)),
+		signer:    make([]bool, len(ix.Accounts)),
+		writable:  make([]bool, len(ix.Accounts)),
+	}
+	for j, m := range ix.Accounts {
+		ti := tx.indexOf(m.PublicKey)
+		if ti < 0 {
+			c.Logf("Instruction references an unknown account %s", m.PublicKey)
+			return ErrMissingAccount
+		}
+		callerSigner, callerWritable := false, false
+		for jj, x := range c.frame.idx {
+			if x == ti {
+				callerSigner = callerSigner || c.frame.signer[jj]
+				callerWritable = callerWritable || c.frame.writable[jj]
+			}
+		}
+		if m.IsWritable && !callerWritable {
+			c.tx.log(fmt.Sprintf("%s's writable privilege escalated", m.PublicKey))
+			return ErrPrivilegeEscalation
+		}
+		if m.IsSigner && !callerSigner {
+			isPDA := false
+			for _, p := range pdas {
+				if p == m.PublicKey {
+					isPDA = true
+					break
+				}
+			}
+			if !isPDA {
+				c.tx.log(fmt.Sprintf("%s's signer privilege escalated", m.PublicKey))
+				return ErrPrivilegeEscalation
+			}
+		}
+		f.idx[j] = ti
+		f.signer[j] = m.IsSigner
+		f.writable[j] = m.IsWritable
+	}
+
+	rec := InnerInstruction{ProgramIDIndex: uint8(pi), Accounts: make([]uint8, len(f.idx)), Data: bytes.Clone(ix.Data), StackHeight: c.depth + 1}
+	for j, ti := range f.idx {
+		rec.Accounts[j] = uint8(ti)
+	}
+	top := uint8(tx.curTop)
+	if n := len(tx.Inner); n == 0 || tx.Inner[n-1].Index != top {
+		tx.Inner = append(tx.Inner, InnerInstructions{Index: top})
+	}
+	tx.Inner[len(tx.Inner)-1].Instructions = append(tx.Inner[len(tx.Inner)-1].Instructions, rec)
+
+	// Agave charges the invoke cost to the caller.
+	if err := c.Consume(1000); err != nil {
+		return err
+	}
+	before := tx.ComputeUsed
+	if err := c.exec.invoke(tx, f); err != nil {
+		return err
+	}
+	// Compute used by the callee also counts against the caller's frame in
+	// the "consumed" log line.
+	c.consumed += tx.ComputeUsed - before
+	return nil
+}
+
+// CreateProgramAddress is solana.CreateProgramAddress with runtime errors.
+func CreateProgramAddress(seeds [][]byte, program solana.PublicKey) (solana.PublicKey, error) {
+	k, err := solana.CreateProgramAddress(seeds, program)
+	if err != nil {
+		if strings.Contains(err.Error(), "max seed length") {
+			return k, ErrMaxSeedLengthExceeded
+		}
+		return k, ErrInvalidSeeds
+	}
+	return k, nil
+}
