@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/cluster"
 )
 
 // Chain is everything the planner reads from the clusters of one request:
@@ -24,6 +26,16 @@ type Chain interface {
 	// EphemeralEndpoint is the ephemeral RPC URL reported as sendRpcEndpoint
 	// ("" when unknown, e.g. offline builds).
 	EphemeralEndpoint() string
+	// Cluster is the kind of cluster (mainnet, devnet, custom, local); it
+	// selects default mints and the gasless allow-list.
+	Cluster() cluster.Kind
+}
+
+// MintProgramResolver is implemented by chains that can resolve (and cache)
+// a mint's token program more cheaply than reading the whole account.
+// A missing mint returns (zero, nil).
+type MintProgramResolver interface {
+	MintProgram(ctx context.Context, mint solana.PublicKey) (solana.PublicKey, error)
 }
 
 // Blockhash is a recent blockhash and the last block height it is valid at.
@@ -51,6 +63,7 @@ type FixedChain struct {
 	Validator            solana.PublicKey // zero: identity unknown (the planner falls back)
 	Accounts             map[solana.PublicKey]*Account
 	Endpoint             string
+	Kind                 cluster.Kind
 }
 
 // LatestBlockhash returns the fixed blockhash for either layer.
