@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
 )
@@ -43,12 +44,53 @@ func ExitCode(err error, w io.Writer) int {
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		msg := ae.Message
-		for _, is := range ae.Issues {
-			msg += fmt.Sprintf("; %s", is.Message)
+		if len(ae.Issues) > 0 {
+			parts := make([]string, len(ae.Issues))
+			for i, is := range ae.Issues {
+				parts[i] = issueText(is)
+			}
+			msg = strings.Join(parts, "; ")
+		} else if d, ok := ae.Details.(map[string]any); ok && d["message"] != nil {
+			msg += fmt.Sprintf(" (%v)", d["message"])
 		}
 		fmt.Fprintf(w, "error: %s: %s\n", ae.Code, msg)
 		return 1
 	}
 	fmt.Fprintf(w, "error: %s\n", err)
 	return 1
+}
+
+func issueText(is apierr.Issue) string {
+	if strings.HasSuffix(is.Message, " is required") || len(is.Path) == 0 {
+		return is.Message
+	}
+	parts := make([]string, len(is.Path))
+	for i, p := range is.Path {
+		parts[i] = fmt.Sprint(p)
+	}
+	return strings.Join(parts, ".") + ": " + is.Message
+}
+
+// FlagIssues rewrites a validation error's field paths into flag names
+// (fromBalance → --from-balance), so CLI users see what to type.
+func FlagIssues(err error) error {
+	var ae *apierr.Error
+	if !errors.As(err, &ae) || len(ae.Issues) == 0 {
+		return err
+	}
+	c := *ae
+	c.Issues = make([]apierr.Issue, len(ae.Issues))
+	for i, is := range ae.Issues {
+		if len(is.Path) > 0 {
+			if name, ok := is.Path[0].(string); ok {
+				flag := "--" + Kebab(name)
+				if is.Message == name+" is required" {
+					is.Message = flag + " is required"
+				}
+				is.Path = append([]any{flag}, is.Path[1:]...)
+			}
+		}
+		c.Issues[i] = is
+	}
+	return &c
 }

@@ -132,7 +132,7 @@ func Render(w io.Writer, d *pinspect.Description) error {
 	for _, ins := range d.Instructions {
 		p("\n%s %s %s\n", titleStyle.Render(fmt.Sprintf("#%d", ins.Index)), progStyle.Render(ins.Program), titleStyle.Render(ins.Name))
 		for _, prm := range ins.Params {
-			p("    %-22s %s\n", prm.Name, prm.Value)
+			p("    %-26s %s\n", prm.Name, prm.Value)
 		}
 		if ins.Error != "" {
 			p("    %s %s\n", warnStyle.Render("cannot decode:"), ins.Error)

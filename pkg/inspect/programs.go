@@ -23,6 +23,7 @@ func New() *Inspector {
 	in.Register(spl.MemoProgramID, "Memo program", decodeMemo)
 	in.Register(spl.MemoV1ProgramID, "Memo program (v1)", decodeMemo)
 	in.Register(spl.ComputeBudgetProgramID, "Compute Budget program", decodeComputeBudget)
+	registerESPL(in)
 	in.Labels[spl.NativeMintID] = "Wrapped SOL mint"
 	in.Labels[spl.SysvarRentID] = "Rent sysvar"
 	in.Labels[spl.SysvarClockID] = "Clock sysvar"

@@ -90,14 +90,24 @@ func (c *FixedChain) Identity(context.Context) (solana.PublicKey, error) {
 // EphemeralEndpoint returns the fixed endpoint.
 func (c *FixedChain) EphemeralEndpoint() string { return c.Endpoint }
 
-// mintOwnerLookup is satisfied by chains that know the token program of any
-// mint without reading it (FixedChain).
-type mintOwnerLookup interface {
-	fixedTokenProgram() (solana.PublicKey, bool)
+// Cluster returns Kind, or custom when unset.
+func (c *FixedChain) Cluster() cluster.Kind {
+	if c.Kind == "" {
+		return cluster.Custom
+	}
+	return c.Kind
 }
 
-func (c *FixedChain) fixedTokenProgram() (solana.PublicKey, bool) {
-	return c.TokenProgram, !c.TokenProgram.IsZero()
+// MintProgram returns TokenProgram when set; otherwise the owner of the
+// configured account.
+func (c *FixedChain) MintProgram(ctx context.Context, mint solana.PublicKey) (solana.PublicKey, error) {
+	if !c.TokenProgram.IsZero() {
+		return c.TokenProgram, nil
+	}
+	if a, _ := c.Account(ctx, mint); a != nil {
+		return a.Owner, nil
+	}
+	return solana.PublicKey{}, nil
 }
 
 // ChainError marks a failure to read from a cluster (reported as 502

@@ -1,0 +1,251 @@
+package cmdutil
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/gagliardetto/solana-go"
+	"github.com/spf13/cobra"
+
+	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/payments"
+	"github.com/ferry-sh/ferry/pkg/spl"
+	"github.com/ferry-sh/ferry/pkg/txwire"
+)
+
+// BuildFlags are the signing and offline flags every build command shares.
+type BuildFlags struct {
+	Sign                 []string
+	Blockhash            string
+	LastValidBlockHeight uint64
+	TokenProgram         string
+}
+
+// AddBuildFlags registers --sign, --blockhash, --last-valid-block-height and
+// --token-program.
+func AddBuildFlags(cmd *cobra.Command, bf *BuildFlags) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&bf.Sign, "sign", nil, "sign with this Solana CLI keypair file (repeatable)")
+	fl.StringVar(&bf.Blockhash, "blockhash", "", "build offline with this recent blockhash (no RPC)")
+	fl.Uint64Var(&bf.LastValidBlockHeight, "last-valid-block-height", 0, "with --blockhash: the blockhash's last valid block height")
+	fl.StringVar(&bf.TokenProgram, "token-program", "", "with --blockhash: the mint's token program (spl-token, token-2022 or an address)")
+	_ = cmd.RegisterFlagCompletionFunc("token-program", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"spl-token", "token-2022"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	cmd.Flags().SortFlags = false
+}
+
+// Offline reports whether the build must not touch the network.
+func (bf *BuildFlags) Offline() bool { return bf.Blockhash != "" }
+
+// Signers reads the --sign keypair files.
+func (bf *BuildFlags) Signers() ([]ed25519.PrivateKey, error) {
+	var keys []ed25519.PrivateKey
+	for _, p := range bf.Sign {
+		k, err := ReadKeypairFile(p)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// DefaultSigner is the public key a build command uses for from/owner/payer
+// when the flag is absent: the first --sign key, else the default keypair
+// (if one can be read).
+func (f *Factory) DefaultSigner(bf *BuildFlags) (solana.PublicKey, bool) {
+	if len(bf.Sign) > 0 {
+		if k, err := ReadKeypairFile(bf.Sign[0]); err == nil {
+			return PublicKeyOf(k), true
+		}
+		return solana.PublicKey{}, false
+	}
+	if k, err := f.LoadKeypair(); err == nil {
+		return PublicKeyOf(k), true
+	}
+	return solana.PublicKey{}, false
+}
+
+// Chain returns what the planner reads: fixed values with --blockhash, or
+// the selected cluster's RPC endpoints.
+func (f *Factory) Chain(bf *BuildFlags) (payments.Chain, error) {
+	ep, err := f.Endpoints()
+	if err != nil {
+		return nil, err
+	}
+	if bf.Offline() {
+		bh, err := solana.HashFromBase58(bf.Blockhash)
+		if err != nil {
+			return nil, UsageErrorf("--blockhash: not a base58 hash: %v", err)
+		}
+		if bf.LastValidBlockHeight == 0 {
+			return nil, UsageErrorf("--blockhash needs --last-valid-block-height")
+		}
+		fc := &payments.FixedChain{Blockhash: bh, LastValidBlockHeight: bf.LastValidBlockHeight, Kind: ep.Kind}
+		switch bf.TokenProgram {
+		case "":
+			return nil, UsageErrorf("--blockhash needs --token-program (spl-token or token-2022): offline builds cannot look the mint up")
+		case "spl-token", "token":
+			fc.TokenProgram = spl.TokenProgramID
+		case "token-2022", "token2022":
+			fc.TokenProgram = spl.Token2022ProgramID
+		default:
+			if fc.TokenProgram, err = solana.PublicKeyFromBase58(bf.TokenProgram); err != nil {
+				return nil, UsageErrorf("--token-program: %v", err)
+			}
+		}
+		return fc, nil
+	}
+	if bf.TokenProgram != "" || bf.LastValidBlockHeight != 0 {
+		return nil, UsageErrorf("--token-program and --last-valid-block-height only apply with --blockhash")
+	}
+	return RPCChain(ep)
+}
+
+// RPCChain connects the planner to the cluster's base and ephemeral RPCs.
+func RPCChain(ep cluster.Endpoints) (*payments.RPCChain, error) {
+	base, err := chainclient.New(ep.BaseRPC)
+	if err != nil {
+		return nil, fmt.Errorf("base RPC: %w", err)
+	}
+	eph, err := chainclient.New(ep.Ephemeral)
+	if err != nil {
+		return nil, fmt.Errorf("ephemeral RPC: %w", err)
+	}
+	return &payments.RPCChain{
+		Base:      chainclient.NewCached(base, chainclient.CacheOptions{}),
+		Ephemeral: chainclient.NewCached(eph, chainclient.CacheOptions{}),
+		Kind:      ep.Kind,
+	}, nil
+}
+
+// SignResponse signs out.TransactionBase64 with keys and replaces it.
+func SignResponse(out *payments.UnsignedTransaction, keys []ed25519.PrivateKey) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	tx, err := txwire.DecodeBase64(out.TransactionBase64)
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	if err := tx.Sign(keys...); err != nil {
+		return err
+	}
+	out.TransactionBase64 = tx.Base64()
+	return nil
+}
+
+// PrintBuild writes a build response: only the base64 transaction with
+// --output base64 (for pipes), the JSON response with --output json, and a
+// summary plus the transaction on a terminal. Extra JSON fields (e.g.
+// initialize-mint's transferQueue) come with full.
+func (f *Factory) PrintBuild(out *payments.UnsignedTransaction, full any) error {
+	switch f.Output {
+	case OutputBase64:
+		_, err := fmt.Fprintln(f.IO.Out, out.TransactionBase64)
+		return err
+	case OutputJSON:
+		if full == nil {
+			full = out
+		}
+		return f.PrintJSON(full)
+	}
+	return writeBuildSummary(f.IO.StyledOut(), out)
+}
+
+var (
+	headStyle = lipgloss.NewStyle().Bold(true)
+	keyStyle  = lipgloss.NewStyle().Faint(true)
+	okStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	warnStyle = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
+)
+
+func writeBuildSummary(w io.Writer, out *payments.UnsignedTransaction) error {
+	tx, err := txwire.DecodeBase64(out.TransactionBase64)
+	if err != nil {
+		return fmt.Errorf("print: %w", err)
+	}
+	line := func(k, v string) { fmt.Fprintf(w, "  %s %s\n", keyStyle.Render(fmt.Sprintf("%-16s", k)), v) }
+	fmt.Fprintln(w, headStyle.Render(fmt.Sprintf("Built %s: %d instruction(s), %d bytes, send to %s", out.Kind, out.InstructionCount, len(tx.Bytes()), out.SendTo)))
+	if out.Validator != "" {
+		line("validator", out.Validator)
+	}
+	if out.Fees != nil {
+		line("fees", fmt.Sprintf("%s lamports, %s token units", out.Fees.Lamports, out.Fees.Tokens))
+	}
+	line("blockhash", fmt.Sprintf("%s (valid to block height %d)", out.RecentBlockhash, out.LastValidBlockHeight))
+	if out.SendRPCEndpoint != "" {
+		line("send endpoint", out.SendRPCEndpoint)
+	}
+	missing := map[solana.PublicKey]bool{}
+	for _, k := range tx.MissingSigners() {
+		missing[k] = true
+	}
+	var signers []string
+	for _, s := range out.RequiredSigners {
+		mark := okStyle.Render("signed")
+		if missing[solana.MustPublicKeyFromBase58(s)] {
+			mark = warnStyle.Render("needs signature")
+		}
+		signers = append(signers, s+" ("+mark+")")
+	}
+	line("signers", strings.Join(signers, "\n                   "))
+	fmt.Fprintf(w, "\n%s\n", out.TransactionBase64)
+	if len(missing) == 0 {
+		fmt.Fprintf(w, "\n%s ferry send --send-to %s --confirm <transaction>\n", keyStyle.Render("Next:"), out.SendTo)
+	} else {
+		fmt.Fprintf(w, "\n%s add --sign KEYPAIR to sign, or sign elsewhere, then: ferry send --send-to %s --confirm\n", keyStyle.Render("Next:"), out.SendTo)
+	}
+	return nil
+}
+
+// ErrNoSigner explains how to supply the fee payer.
+var ErrNoSigner = errors.New("no signer: pass --sign KEYPAIR or the address flag")
+
+// BuildSpec describes one build command: the request type's JSON field that
+// names the signer (from, owner or payer) and how to plan it.
+type BuildSpec[T any] struct {
+	SignerField string
+	Build       func(cmd *cobra.Command, p *payments.Planner, c payments.Chain, req *T) (*payments.UnsignedTransaction, any, error)
+}
+
+// RunBuild is the shared body of ferry transfer/deposit/withdraw/init-mint:
+// validate the flags as the HTTP API validates a body, plan against the
+// cluster (or offline values), sign with --sign keys and print.
+func RunBuild[T any](cmd *cobra.Command, f *Factory, rf *RequestFlags, bf *BuildFlags, spec BuildSpec[T]) error {
+	if err := f.CheckOutput(OutputText, OutputJSON, OutputBase64); err != nil {
+		return err
+	}
+	extra := map[string]any{}
+	if !rf.Changed(spec.SignerField) {
+		if k, ok := f.DefaultSigner(bf); ok {
+			extra[spec.SignerField] = k.String()
+		}
+	}
+	req := new(T)
+	if err := rf.Decode(extra, req); err != nil {
+		return FlagIssues(err)
+	}
+	chain, err := f.Chain(bf)
+	if err != nil {
+		return err
+	}
+	keys, err := bf.Signers()
+	if err != nil {
+		return err
+	}
+	out, full, err := spec.Build(cmd, &payments.Planner{}, chain, req)
+	if err != nil {
+		return err
+	}
+	if err := SignResponse(out, keys); err != nil {
+		return err
+	}
+	return f.PrintBuild(out, full)
+}
