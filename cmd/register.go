@@ -7,6 +7,7 @@ import (
 	"github.com/ferry-sh/ferry/cmd/deposit"
 	"github.com/ferry-sh/ferry/cmd/initmint"
 	"github.com/ferry-sh/ferry/cmd/inspect"
+	"github.com/ferry-sh/ferry/cmd/keygen"
 	"github.com/ferry-sh/ferry/cmd/routes"
 	"github.com/ferry-sh/ferry/cmd/rpc"
 	"github.com/ferry-sh/ferry/cmd/serve"
@@ -23,6 +24,7 @@ var subcommands = []func(*cmdutil.Factory) *cobra.Command{
 	withdraw.NewCmd,
 	initmint.NewCmd,
 	inspect.NewCmd,
+	keygen.NewCmd,
 	serve.NewCmd,
 	routes.NewCmd,
 	rpc.NewCmd,

@@ -71,7 +71,8 @@ func PublicKeyOf(k ed25519.PrivateKey) solana.PublicKey {
 }
 
 // KeypairPath is the default signer: --keypair, FERRY_KEYPAIR, the config
-// file, the Solana CLI config's keypair_path, then ~/.config/solana/id.json.
+// file, the Solana CLI config's keypair_path, ~/.config/solana/id.json, and
+// $FERRY_HOME/id.json when there is no usable home directory.
 func (f *Factory) KeypairPath() (string, error) {
 	if f.Keypair != "" {
 		return f.Keypair, nil
@@ -85,11 +86,13 @@ func (f *Factory) KeypairPath() (string, error) {
 	if p := f.solanaConfigValue("keypair_path"); p != "" {
 		return p, nil
 	}
-	home := f.Getenv("HOME")
-	if home == "" || home == "/no-home" {
-		return "", errors.New("no keypair: pass --keypair or set FERRY_KEYPAIR")
+	if home := f.Getenv("HOME"); home != "" && home != "/no-home" {
+		return filepath.Join(home, ".config", "solana", "id.json"), nil
 	}
-	return filepath.Join(home, ".config", "solana", "id.json"), nil
+	if h := f.Getenv("FERRY_HOME"); h != "" {
+		return filepath.Join(h, "id.json"), nil
+	}
+	return "", errors.New("no keypair: pass --keypair or set FERRY_KEYPAIR")
 }
 
 // LoadKeypair reads the default signer.

@@ -21,6 +21,15 @@ var (
 	SysvarClockID            = solana.MustPublicKeyFromBase58("SysvarC1ock11111111111111111111111111111111")
 )
 
+// More well-known ids.
+var (
+	// NativeMint2022ID is Token-2022's wrapped-SOL mint (Token uses NativeMintID).
+	NativeMint2022ID = solana.MustPublicKeyFromBase58("9pan9bMn5HatX4EJdBwg9VgCa7Uz5HL8N1m5D3NdXejP")
+	// IncineratorID is the burn address: token accounts it owns can be closed
+	// without a signature, and lamports sent to it are destroyed.
+	IncineratorID = solana.MustPublicKeyFromBase58("1nc1nerator11111111111111111111111111111111")
+)
+
 // IsTokenProgram reports whether id is SPL Token or Token-2022.
 func IsTokenProgram(id solana.PublicKey) bool {
 	return id == TokenProgramID || id == Token2022ProgramID

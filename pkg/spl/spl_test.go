@@ -166,3 +166,59 @@ func TestUIAmount(t *testing.T) {
 		t.Error("UIAmount")
 	}
 }
+
+func TestMultisigLayout(t *testing.T) {
+	var m Multisig
+	m.M, m.N, m.IsInitialized = 2, 3, true
+	for i := 0; i < 3; i++ {
+		m.Signers[i] = solana.NewWallet().PublicKey()
+	}
+	b := m.Encode()
+	if len(b) != MultisigSize || b[0] != 2 || b[1] != 3 || b[2] != 1 || !bytes.Equal(b[3:35], m.Signers[0][:]) {
+		t.Fatalf("encoded %x", b[:40])
+	}
+	back, err := DecodeMultisig(b)
+	if err != nil || back != m {
+		t.Fatalf("round trip %+v %v", back, err)
+	}
+	b[2] = 7
+	if _, err := DecodeMultisig(b); !errors.Is(err, ErrInvalidAccount) {
+		t.Errorf("bad flag: %v", err)
+	}
+	if _, err := DecodeMultisig(b[:354]); !errors.Is(err, ErrInvalidAccount) {
+		t.Errorf("short: %v", err)
+	}
+	if NativeMint2022ID.String() != "9pan9bMn5HatX4EJdBwg9VgCa7Uz5HL8N1m5D3NdXejP" || IncineratorID.String() != "1nc1nerator11111111111111111111111111111111" {
+		t.Error("ids")
+	}
+}
+
+func TestSystemWithSeedBuilders(t *testing.T) {
+	from, base, to := solana.NewWallet().PublicKey(), solana.NewWallet().PublicKey(), solana.NewWallet().PublicKey()
+	derived, err := solana.CreateWithSeed(base, "vault", TokenProgramID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		ix   []byte
+		want SystemInstruction
+	}{
+		{SystemCreateAccountWithSeed(from, derived, base, "vault", 7, 165, TokenProgramID).Data,
+			SystemInstruction{Op: SystemCreateAccountWithSeedOp, Base: base, Seed: "vault", Lamports: 7, Space: 165, Owner: TokenProgramID}},
+		{SystemAllocateWithSeed(derived, base, "vault", 80, TokenProgramID).Data,
+			SystemInstruction{Op: SystemAllocateWithSeedOp, Base: base, Seed: "vault", Space: 80, Owner: TokenProgramID}},
+		{SystemAssignWithSeed(derived, base, "vault", TokenProgramID).Data,
+			SystemInstruction{Op: SystemAssignWithSeedOp, Base: base, Seed: "vault", Owner: TokenProgramID}},
+		{SystemTransferWithSeed(derived, base, "vault", TokenProgramID, to, 9).Data,
+			SystemInstruction{Op: SystemTransferWithSeedOp, Lamports: 9, FromSeed: "vault", FromOwner: TokenProgramID}},
+	}
+	for _, c := range cases {
+		got, err := DecodeSystem(c.ix)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %+v, %v; want %+v", c.want.Op, got, err, c.want)
+		}
+	}
+	if n := len(SystemCreateAccountWithSeed(base, derived, base, "x", 1, 0, TokenProgramID).Accounts); n != 2 {
+		t.Errorf("base == from should not be listed twice: %d accounts", n)
+	}
+}

@@ -194,3 +194,47 @@ func SystemAssign(account, owner solana.PublicKey) txwire.Instruction {
 		Data:      append(le32(make([]byte, 0, 36), uint32(SystemAssignOp)), owner[:]...),
 	}
 }
+
+func rustString(b []byte, s string) []byte { return append(le64(b, uint64(len(s))), s...) }
+
+// SystemCreateAccountWithSeed creates the account at
+// CreateWithSeed(base, seed, owner), funded by from; base must sign.
+func SystemCreateAccountWithSeed(from, to, base solana.PublicKey, seed string, lamports, space uint64, owner solana.PublicKey) txwire.Instruction {
+	d := append(le32(nil, uint32(SystemCreateAccountWithSeedOp)), base[:]...)
+	d = le64(le64(rustString(d, seed), lamports), space)
+	metas := []txwire.AccountMeta{txwire.WritableSigner(from), txwire.Writable(to)}
+	if base != from {
+		metas = append(metas, txwire.Signer(base))
+	}
+	return txwire.Instruction{ProgramID: SystemProgramID, Accounts: metas, Data: append(d, owner[:]...)}
+}
+
+// SystemAllocateWithSeed allocates space bytes in the seed-derived account
+// and assigns it to owner; base must sign.
+func SystemAllocateWithSeed(account, base solana.PublicKey, seed string, space uint64, owner solana.PublicKey) txwire.Instruction {
+	d := append(le32(nil, uint32(SystemAllocateWithSeedOp)), base[:]...)
+	d = le64(rustString(d, seed), space)
+	return txwire.Instruction{ProgramID: SystemProgramID,
+		Accounts: []txwire.AccountMeta{txwire.Writable(account), txwire.Signer(base)},
+		Data:     append(d, owner[:]...)}
+}
+
+// SystemAssignWithSeed assigns the seed-derived account to owner; base must
+// sign.
+func SystemAssignWithSeed(account, base solana.PublicKey, seed string, owner solana.PublicKey) txwire.Instruction {
+	d := append(le32(nil, uint32(SystemAssignWithSeedOp)), base[:]...)
+	d = rustString(d, seed)
+	return txwire.Instruction{ProgramID: SystemProgramID,
+		Accounts: []txwire.AccountMeta{txwire.Writable(account), txwire.Signer(base)},
+		Data:     append(d, owner[:]...)}
+}
+
+// SystemTransferWithSeed moves lamports from the account derived from
+// (base, seed, fromOwner) to to; base must sign.
+func SystemTransferWithSeed(from, base solana.PublicKey, seed string, fromOwner, to solana.PublicKey, lamports uint64) txwire.Instruction {
+	d := le64(le32(nil, uint32(SystemTransferWithSeedOp)), lamports)
+	d = rustString(d, seed)
+	return txwire.Instruction{ProgramID: SystemProgramID,
+		Accounts: []txwire.AccountMeta{txwire.Writable(from), txwire.Signer(base), txwire.Writable(to)},
+		Data:     append(d, fromOwner[:]...)}
+}

@@ -191,11 +191,16 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 		order = append(order, ti)
 	}
 
+	var preSum uint64
+	for _, sn := range snaps {
+		preSum += sn.lamports
+	}
+
 	tx.log(fmt.Sprintf("Program %s invoke [%d]", f.programID, depth))
 	tx.stack = append(tx.stack, f.programID)
 	startRemaining := tx.ComputeLimit - min(tx.ComputeUsed, tx.ComputeLimit)
-	ctx := &Context{tx: tx, exec: e, frame: f, reg: reg, depth: depth}
-	err := reg.Program.Execute(ctx)
+	ctx := &Context{tx: tx, exec: e, frame: f, reg: reg, depth: depth, order: order, snaps: snaps}
+	err := execute(reg.Program, ctx)
 	tx.stack = tx.stack[:len(tx.stack)-1]
 
 	var ierr *InstructionError
@@ -211,7 +216,7 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 		}
 	}
 	if ierr == nil {
-		ierr = verify(tx, f, order, snaps)
+		ierr = verify(tx, f, order, snaps, preSum)
 	}
 	if !reg.Builtin {
 		tx.log(fmt.Sprintf("Program %s consumed %d of %d compute units", f.programID, ctx.consumed, startRemaining))
@@ -227,24 +232,52 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 	return nil
 }
 
-// verify applies Agave's post-instruction account rules.
-func verify(tx *TxContext, f *frame, order []int, snaps []snapshot) *InstructionError {
-	var pre, post uint64
+// execute runs one program invocation. A panicking program must not take the
+// ledger down with it: the panic becomes a failed instruction, as a crashing
+// BPF program becomes a failed instruction on a real validator.
+func execute(p Program, ctx *Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ctx.Logf("program panicked: %v", r)
+			err = ErrGenericError
+		}
+	}()
+	return p.Execute(ctx)
+}
+
+// verify applies Agave's post-instruction account rules: the ownership and
+// privilege rules to the changes this program made (see checkRules), and
+// the balance rule to the whole instruction, CPIs included: the lamports of
+// its distinct accounts must sum to preSum.
+func verify(tx *TxContext, f *frame, order []int, snaps []snapshot, preSum uint64) *InstructionError {
+	if err := checkRules(tx, f, order, snaps); err != nil {
+		return err
+	}
+	var post uint64
+	for _, ti := range order {
+		post += tx.Accounts[ti].Lamports
+	}
+	if post != preSum {
+		return ErrUnbalancedInstruction
+	}
+	return nil
+}
+
+// checkRules checks the changes made to f's accounts since snaps were taken
+// against Agave's ownership and privilege rules, as the program f.programID
+// made them. Context.Invoke calls it before a CPI and refreshes snaps after
+// one, so changes a callee made (and that the callee's own frame already
+// verified) are not attributed to the caller.
+func checkRules(tx *TxContext, f *frame, order []int, snaps []snapshot) *InstructionError {
 	for k, ti := range order {
 		s := snaps[k]
 		a := tx.Accounts[ti]
-		j := -1
 		writable := false
 		for jj, x := range f.idx {
 			if x == ti {
-				if j < 0 {
-					j = jj
-				}
 				writable = writable || f.writable[jj]
 			}
 		}
-		pre += s.lamports
-		post += a.Lamports
 		ownedByProgram := s.owner == f.programID
 		dataChanged := !bytes.Equal(s.data, a.Data)
 		if a.Owner != s.owner {
@@ -273,10 +306,15 @@ func verify(tx *TxContext, f *frame, order []int, snaps []snapshot) *Instruction
 			return ErrExecutableModified
 		}
 	}
-	if pre != post {
-		return ErrUnbalancedInstruction
-	}
 	return nil
+}
+
+// refresh re-takes the snapshots of a frame's accounts after a CPI.
+func refresh(tx *TxContext, order []int, snaps []snapshot) {
+	for k, ti := range order {
+		a := tx.Accounts[ti]
+		snaps[k] = snapshot{lamports: a.Lamports, owner: a.Owner, executable: a.Executable, data: bytes.Clone(a.Data)}
+	}
 }
 
 func zeroed(b []byte) bool {
@@ -297,6 +335,10 @@ type Context struct {
 	depth     int
 	consumed  uint64
 	returnSet bool
+	// order and snaps are the frame's distinct accounts and their state
+	// as last verified (see checkRules).
+	order []int
+	snaps []snapshot
 }
 
 // ProgramID is the id of the executing program.
@@ -476,10 +518,17 @@ func (c *Context) Invoke(ix txwire.Instruction, signerSeeds ...[][]byte) error {
 	if err := c.Consume(1000); err != nil {
 		return err
 	}
+	// The caller's own changes so far are checked now, as Agave does when
+	// it hands the accounts to the callee; what the callee changes is
+	// checked in its frame and then becomes the caller's baseline.
+	if err := checkRules(tx, c.frame, c.order, c.snaps); err != nil {
+		return err
+	}
 	before := tx.ComputeUsed
 	if err := c.exec.invoke(tx, f); err != nil {
 		return err
 	}
+	refresh(tx, c.order, c.snaps)
 	// Compute used by the callee also counts against the caller's frame in
 	// the "consumed" log line.
 	c.consumed += tx.ComputeUsed - before

@@ -191,3 +191,73 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("default limit %d", b.UnitLimit)
 	}
 }
+
+// TestInvokeAttributesChangesToCallee checks that what a callee changes is
+// verified against the callee, not the caller (a caller may CPI into the
+// owner of an account to move its lamports), while the caller's own changes
+// are still checked and the balance rule covers the whole instruction.
+func TestInvokeAttributesChangesToCallee(t *testing.T) {
+	payer, x, y := solana.NewWallet().PublicKey(), solana.NewWallet().PublicKey(), solana.NewWallet().PublicKey()
+	mover := ProgramFunc(func(c *Context) error { // progB: moves 10 lamports from account 0 to 1
+		a, _ := c.Account(0)
+		b, _ := c.Account(1)
+		a.Lamports -= 10
+		b.Lamports += 10
+		return nil
+	})
+	cpi := txwire.Instruction{ProgramID: progB, Accounts: []txwire.AccountMeta{txwire.Writable(x), txwire.Writable(y)}}
+	cases := []struct {
+		name   string
+		caller func(*Context) error
+		want   *InstructionError
+	}{
+		{"callee-moves-lamports", func(c *Context) error { return c.Invoke(cpi) }, nil},
+		{"caller-spends-before-cpi", func(c *Context) error {
+			a, _ := c.Account(1)
+			b, _ := c.Account(2)
+			a.Lamports -= 1
+			b.Lamports += 1
+			return c.Invoke(cpi)
+		}, ErrExternalAccountLamportSpend},
+		{"caller-spends-after-cpi", func(c *Context) error {
+			if err := c.Invoke(cpi); err != nil {
+				return err
+			}
+			a, _ := c.Account(1)
+			b, _ := c.Account(2)
+			a.Lamports -= 1
+			b.Lamports += 1
+			return nil
+		}, ErrExternalAccountLamportSpend},
+		{"caller-mints-after-cpi", func(c *Context) error {
+			if err := c.Invoke(cpi); err != nil {
+				return err
+			}
+			b, _ := c.Account(2)
+			b.Lamports += 1
+			return nil
+		}, ErrUnbalancedInstruction},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			exec := NewExecutor(&Registration{ID: progA, Program: ProgramFunc(tc.caller)}, &Registration{ID: progB, Program: mover})
+			tx := testTx(payer, x, y, progA, progB)
+			tx.Writable[2] = true
+			tx.Accounts[1] = &Account{Owner: progB, Lamports: 100}
+			tx.Accounts[2] = &Account{Owner: progB, Lamports: 100}
+			err := exec.Run(tx, []txwire.CompiledInstruction{{ProgramIDIndex: 3, Accounts: []uint8{0, 1, 2, 4}}})
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("err = %v; logs %v", err, tx.Logs)
+				}
+				if tx.Accounts[1].Lamports != 90 || tx.Accounts[2].Lamports != 110 {
+					t.Fatalf("balances %d %d", tx.Accounts[1].Lamports, tx.Accounts[2].Lamports)
+				}
+				return
+			}
+			if !errors.Is(err, InstructionFailed(0, tc.want)) {
+				t.Fatalf("err = %v, want %v; logs %v", err, tc.want, tx.Logs)
+			}
+		})
+	}
+}
