@@ -8,4 +8,6 @@ import (
 	"github.com/ferry-sh/ferry/cmd"
 )
 
+//go:generate go run ./internal/docgen/gen -repo .
+
 func main() { os.Exit(cmd.Execute()) }

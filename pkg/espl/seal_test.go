@@ -1,0 +1,248 @@
+package espl
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	mrand "math/rand/v2"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+	"golang.org/x/crypto/curve25519"
+	"golang.org/x/crypto/nacl/box"
+)
+
+func newValidator(t testing.TB) (solana.PublicKey, ed25519.PrivateKey) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return solana.PublicKeyFromBytes(pub), priv
+}
+
+func TestSealOpenRoundTrip(t *testing.T) {
+	v, priv := newValidator(t)
+	for _, n := range []int{0, 20, 28, 32, 100} {
+		msg := make([]byte, n)
+		rand.Read(msg)
+		sealed, err := Seal(v, msg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sealed) != n+EncryptionOverhead {
+			t.Errorf("sealed %d bytes → %d, want %d", n, len(sealed), n+EncryptionOverhead)
+		}
+		got, err := Open(priv, sealed)
+		if err != nil || !bytes.Equal(got, msg) {
+			t.Errorf("open %d bytes: %v", n, err)
+		}
+	}
+	// The three sizes of §9.2.
+	for in, out := range map[int]int{32: 80, 20: 68, 28: 76} {
+		s, _ := Seal(v, make([]byte, in), nil)
+		if len(s) != out {
+			t.Errorf("%d → %d, want %d", in, len(s), out)
+		}
+	}
+}
+
+// TestSealInterop checks both directions against x/crypto's reference
+// sealed box, for many validator keys: this is what proves the Edwards-form
+// shared secret equals X25519.
+func TestSealInterop(t *testing.T) {
+	for i := 0; i < 40; i++ {
+		v, priv := newValidator(t)
+		msg := []byte("interop message")
+		pub, err := X25519PublicKey(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk := X25519PrivateKey(priv)
+		// The converted secret's public key is the converted public key.
+		derived, _ := curve25519.X25519(sk[:], curve25519.Basepoint)
+		if !bytes.Equal(derived, pub[:]) {
+			t.Fatalf("X25519PrivateKey and X25519PublicKey disagree")
+		}
+		ours, err := Seal(v, msg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := box.OpenAnonymous(nil, ours, &pub, &sk)
+		if !ok || !bytes.Equal(got, msg) {
+			t.Fatalf("box.OpenAnonymous cannot open Seal output (key %d)", i)
+		}
+		theirs, err := box.SealAnonymous(nil, msg, &pub, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = Open(priv, theirs)
+		if err != nil || !bytes.Equal(got, msg) {
+			t.Fatalf("Open cannot open box.SealAnonymous output: %v", err)
+		}
+	}
+}
+
+// TestSealMatchesReferenceByteForByte: with the same ephemeral secret, Seal
+// and box.SealAnonymous produce identical bytes.
+func TestSealMatchesReferenceByteForByte(t *testing.T) {
+	v, _ := newValidator(t)
+	pub, _ := X25519PublicKey(v)
+	for i := 0; i < 20; i++ {
+		var esk [32]byte
+		rand.Read(esk[:])
+		msg := []byte{byte(i), 1, 2, 3}
+		ours, err := Seal(v, msg, bytes.NewReader(esk[:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// box.SealAnonymous draws its ephemeral key with GenerateKey, which
+		// reads exactly 32 bytes.
+		ref, err := box.SealAnonymous(nil, msg, &pub, bytes.NewReader(esk[:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ours, ref) {
+			t.Fatalf("sealed bytes differ from box.SealAnonymous:\n %x\n %x", ours, ref)
+		}
+	}
+}
+
+func TestOpenFailures(t *testing.T) {
+	v, priv := newValidator(t)
+	_, other := newValidator(t)
+	sealed, _ := Seal(v, []byte("secret"), nil)
+	if _, err := Open(other, sealed); !errors.Is(err, ErrOpen) {
+		t.Errorf("wrong key: %v", err)
+	}
+	tampered := bytes.Clone(sealed)
+	tampered[len(tampered)-1] ^= 1
+	if _, err := Open(priv, tampered); !errors.Is(err, ErrOpen) {
+		t.Errorf("tampered: %v", err)
+	}
+	if _, err := Open(priv, sealed[:47]); !errors.Is(err, ErrOpen) {
+		t.Errorf("short: %v", err)
+	}
+	if _, err := Open(priv[:10], sealed); err == nil {
+		t.Error("short private key accepted")
+	}
+}
+
+func TestSealInvalidRecipient(t *testing.T) {
+	rent, _ := FindRentPDA() // a PDA is off the curve by construction
+	if _, err := Seal(rent, []byte("x"), nil); !errors.Is(err, ErrInvalidRecipient) {
+		t.Errorf("off-curve: %v", err)
+	}
+	identity := solana.PublicKey{1} // y = 1: the identity, small order
+	if _, err := Seal(identity, []byte("x"), nil); !errors.Is(err, ErrInvalidRecipient) {
+		t.Errorf("small order: %v", err)
+	}
+	if _, err := Seal(ValidatorAsia, []byte("x"), io.LimitReader(rand.Reader, 5)); err == nil {
+		t.Error("short random source accepted")
+	}
+	for _, v := range Validators() {
+		if _, err := NewSealKey(v.Identity); err != nil {
+			t.Errorf("validator %s: %v", v.Region, err)
+		}
+	}
+}
+
+func TestCacheSealKey(t *testing.T) {
+	c := NewCache(0)
+	a, err := c.SealKey(ValidatorEU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.SealKey(ValidatorEU)
+	if a != b || a.Identity() != ValidatorEU {
+		t.Error("seal key not memoised")
+	}
+	x, _ := X25519PublicKey(ValidatorEU)
+	if a.X25519() != x {
+		t.Error("X25519 mismatch")
+	}
+	for i := 0; i < 2*sealKeyLimit; i++ {
+		v, _ := newValidator(t)
+		if _, err := c.SealKey(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.sealMu.Lock()
+	n := len(c.sealKeys)
+	c.sealMu.Unlock()
+	if n > sealKeyLimit {
+		t.Errorf("%d seal keys cached, limit %d", n, sealKeyLimit)
+	}
+}
+
+func TestPrivateTransferSuffix(t *testing.T) {
+	ref := uint64(7)
+	for _, s := range []PrivateTransferSuffix{{1, 2, 3, nil}, {0, 600_000, 15, &ref}} {
+		b := s.Encode()
+		got, err := DecodePrivateTransferSuffix(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.MinDelayMs != s.MinDelayMs || got.MaxDelayMs != s.MaxDelayMs || got.Split != s.Split ||
+			(got.ClientRefID == nil) != (s.ClientRefID == nil) || (s.ClientRefID != nil && *got.ClientRefID != *s.ClientRefID) {
+			t.Errorf("round trip %+v → %+v", s, got)
+		}
+	}
+	if _, err := DecodePrivateTransferSuffix(make([]byte, 21)); err == nil {
+		t.Error("21 bytes accepted")
+	}
+}
+
+func TestSealPrivateTransferGroupID(t *testing.T) {
+	key, err := NewSealKey(ValidatorAsia)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mrand.NewChaCha8([32]byte{1})
+	for i := 0; i < 50; i++ {
+		d, s, err := SealPrivateTransfer(key, testKey(1), PrivateTransferSuffix{Split: 1}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if GroupIDOf(d) == 0 || len(s) != 68 {
+			t.Fatalf("group id %d, suffix %d bytes", GroupIDOf(d), len(s))
+		}
+	}
+}
+
+// zeroGroupESK is an ephemeral secret whose X25519 public key starts with
+// three zero bytes (found by search: 2^254 + 8·21280375), i.e. it would
+// give group id 0.
+const zeroGroupESK = "b8b3250a00000000000000000000000000000000000000000000000000000040"
+
+func TestSealPrivateTransferRerollsZeroGroupID(t *testing.T) {
+	esk, _ := hex.DecodeString(zeroGroupESK)
+	epk, _ := curve25519.X25519(esk, curve25519.Basepoint)
+	if epk[0]|epk[1]|epk[2] != 0 {
+		t.Fatalf("fixture epk %x does not start with zeros", epk)
+	}
+	v, priv := newValidator(t)
+	key, _ := NewSealKey(v)
+	r := io.MultiReader(bytes.NewReader(esk), rand.Reader)
+	d, s, err := SealPrivateTransfer(key, testKey(4), PrivateTransferSuffix{Split: 2}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if GroupIDOf(d) == 0 || bytes.Equal(d[:32], epk) {
+		t.Fatal("zero group id was not re-rolled")
+	}
+	if got, err := Open(priv, d[:]); err != nil || !bytes.Equal(got, testKey(4).Bytes()) {
+		t.Errorf("re-rolled destination does not open: %v", err)
+	}
+	if _, err := Open(priv, s); err != nil {
+		t.Error(err)
+	}
+	// A source that only ever yields that secret fails instead of looping.
+	forever := bytes.NewReader(bytes.Repeat(esk, maxGroupIDRerolls+1))
+	if _, _, err := SealPrivateTransfer(key, testKey(4), PrivateTransferSuffix{Split: 1}, forever); err == nil {
+		t.Error("endless zero group ids accepted")
+	}
+}
