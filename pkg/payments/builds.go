@@ -30,11 +30,7 @@ func (p *Planner) defaultMint(kind cluster.Kind) (solana.PublicKey, bool) {
 // moves the tokens through a shuttle (ESPL 24) that merges into the owner's
 // ATA on the ephemeral rollup.
 func (p *Planner) Deposit(ctx context.Context, c Chain, req *DepositRequest) (*UnsignedTransaction, error) {
-	out, err := p.deposit(ctx, c, req)
-	if err != nil {
-		return nil, asAPIError(err)
-	}
-	return out, nil
+	return apiResult(p.deposit(ctx, c, req))
 }
 
 func (p *Planner) deposit(ctx context.Context, c Chain, req *DepositRequest) (*UnsignedTransaction, error) {
@@ -119,11 +115,7 @@ func (p *Planner) deposit(ctx context.Context, c Chain, req *DepositRequest) (*U
 // the tokens out of the owner's rollup balance; the vault then pays the
 // owner's base ATA. It is sent to base.
 func (p *Planner) Withdraw(ctx context.Context, c Chain, req *WithdrawRequest) (*UnsignedTransaction, error) {
-	out, err := p.withdraw(ctx, c, req)
-	if err != nil {
-		return nil, asAPIError(err)
-	}
-	return out, nil
+	return apiResult(p.withdraw(ctx, c, req))
 }
 
 func (p *Planner) withdraw(ctx context.Context, c Chain, req *WithdrawRequest) (*UnsignedTransaction, error) {
@@ -170,11 +162,7 @@ func (p *Planner) withdraw(ctx context.Context, c Chain, req *WithdrawRequest) (
 // queue delegation, global vault and its ATA, and the vault eATA's
 // delegation (espl-program.md §8.8).
 func (p *Planner) InitializeMint(ctx context.Context, c Chain, req *InitializeMintRequest) (*InitializeMintResponse, error) {
-	out, err := p.initializeMint(ctx, c, req)
-	if err != nil {
-		return nil, asAPIError(err)
-	}
-	return out, nil
+	return apiResult(p.initializeMint(ctx, c, req))
 }
 
 func (p *Planner) initializeMint(ctx context.Context, c Chain, req *InitializeMintRequest) (*InitializeMintResponse, error) {

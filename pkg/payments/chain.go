@@ -3,7 +3,6 @@ package payments
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -109,15 +108,3 @@ func (c *FixedChain) MintProgram(ctx context.Context, mint solana.PublicKey) (so
 	}
 	return solana.PublicKey{}, nil
 }
-
-// ChainError marks a failure to read from a cluster (reported as 502
-// RPC_ERROR), as opposed to a problem with the request.
-type ChainError struct {
-	Op  string // what was being read, e.g. "Failed to resolve mint token program"
-	Err error
-}
-
-func (e *ChainError) Error() string { return fmt.Sprintf("%s: %v", e.Op, e.Err) }
-
-// Unwrap returns the cause.
-func (e *ChainError) Unwrap() error { return e.Err }

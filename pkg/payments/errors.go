@@ -58,3 +58,12 @@ func asAPIError(err error) error {
 	}
 	return badRequest(CodeTransactionBuildError, "%s", apierr.RedactURLs(err.Error()))
 }
+
+// apiResult maps the error of a planner step to the API error contract.
+func apiResult[T any](v T, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, asAPIError(err)
+	}
+	return v, nil
+}

@@ -145,11 +145,7 @@ func (p *Planner) ownerATA(owner, mint, tp solana.PublicKey) (solana.PublicKey, 
 // layer the transaction is sent to, keys are ordered as web3.js orders them,
 // and the 1232-byte limit is enforced.
 func (p *Planner) Build(ctx context.Context, c Chain, plan *Plan) (*UnsignedTransaction, error) {
-	out, err := p.build(ctx, c, plan)
-	if err != nil {
-		return nil, asAPIError(err)
-	}
-	return out, nil
+	return apiResult(p.build(ctx, c, plan))
 }
 
 func (p *Planner) build(ctx context.Context, c Chain, plan *Plan) (*UnsignedTransaction, error) {

@@ -191,11 +191,7 @@ func (p *Planner) Transfer(ctx context.Context, c Chain, req *TransferRequest) (
 // PlanTransfer resolves a transfer into its instructions without fetching a
 // blockhash or compiling.
 func (p *Planner) PlanTransfer(ctx context.Context, c Chain, req *TransferRequest) (*Plan, error) {
-	plan, err := p.planTransfer(ctx, c, req)
-	if err != nil {
-		return nil, asAPIError(err)
-	}
-	return plan, nil
+	return apiResult(p.planTransfer(ctx, c, req))
 }
 
 func (p *Planner) planTransfer(ctx context.Context, c Chain, req *TransferRequest) (*Plan, error) {
