@@ -3,14 +3,11 @@
 package inspect
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"charm.land/lipgloss/v2"
-	"github.com/mr-tron/base58"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
@@ -70,35 +67,9 @@ by "ferry transfer --output json" (its transactionBase64 is used).`,
 	}
 }
 
-// ParseTransaction accepts base64, base58 or a build response's JSON.
-func ParseTransaction(s string) (*txwire.Transaction, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "{") {
-		var resp struct {
-			TransactionBase64 string `json:"transactionBase64"`
-		}
-		if err := json.Unmarshal([]byte(s), &resp); err != nil || resp.TransactionBase64 == "" {
-			return nil, fmt.Errorf("input looks like JSON but has no transactionBase64 field")
-		}
-		s = resp.TransactionBase64
-	}
-	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
-		tx, derr := txwire.Decode(b)
-		if derr != nil {
-			return nil, fmt.Errorf("decode transaction: %w", derr)
-		}
-		return tx, nil
-	}
-	b, err := base58.Decode(s)
-	if err != nil {
-		return nil, fmt.Errorf("transaction is neither base64 nor base58")
-	}
-	tx, err := txwire.Decode(b)
-	if err != nil {
-		return nil, fmt.Errorf("decode transaction: %w", err)
-	}
-	return tx, nil
-}
+// ParseTransaction accepts base64, base58 or a build response's JSON (see
+// pkg/inspect.ParseTransaction, which it calls).
+func ParseTransaction(s string) (*txwire.Transaction, error) { return pinspect.ParseTransaction(s) }
 
 var (
 	titleStyle = lipgloss.NewStyle().Bold(true)

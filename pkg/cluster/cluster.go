@@ -29,6 +29,9 @@ type Endpoints struct {
 	Ephemeral string
 	Router    string
 	API       string // payments API (a running ferry serve, or the hosted API)
+	// Crank is the RPC that transfer-queue cranks are sent to (the hosted
+	// API's TRANSFER_QUEUE_*_CRANK_RPC_URL); empty means Ephemeral.
+	Crank string
 	// TEE marks a private (TEE) ephemeral rollup whose RPC needs ?token=.
 	TEE bool
 }
@@ -45,6 +48,8 @@ const (
 // They come from flags, FERRY_* environment variables or the config file.
 type Overrides struct {
 	BaseRPC, Ephemeral, Router, API string
+	// Crank overrides Endpoints.Crank.
+	Crank string
 	// Per-cluster overrides, keyed by Kind or name ("devnet-private").
 	PerCluster map[string]Overrides
 }
@@ -59,6 +64,14 @@ var builtins = map[string]Endpoints{
 		Router: "https://devnet-router.magicblock.app", API: "https://payments.magicblock.app", TEE: true},
 	"mainnet-private": {Kind: Mainnet, BaseRPC: "https://api.mainnet-beta.solana.com", Ephemeral: "https://mainnet-tee.magicblock.app",
 		Router: "https://router.magicblock.app", API: "https://payments.magicblock.app", TEE: true},
+}
+
+// CrankRPC is the RPC transfer-queue cranks go to: Crank, else Ephemeral.
+func (e Endpoints) CrankRPC() string {
+	if e.Crank != "" {
+		return e.Crank
+	}
+	return e.Ephemeral
 }
 
 // Names lists the named clusters.
@@ -101,6 +114,9 @@ func Resolve(name string, o Overrides) (Endpoints, error) {
 		}
 		if o.API != "" {
 			ep.API = o.API
+		}
+		if o.Crank != "" {
+			ep.Crank = o.Crank
 		}
 	}
 	if pc, ok := o.PerCluster[string(ep.Kind)]; ok {

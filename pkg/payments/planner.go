@@ -106,22 +106,26 @@ func (p *Planner) resolveValidator(ctx context.Context, c Chain, given string) s
 // tokenProgram resolves a mint's token program from its owner.
 func tokenProgram(ctx context.Context, c Chain, mint solana.PublicKey) (solana.PublicKey, error) {
 	var owner solana.PublicKey
+	found := false
 	if r, ok := c.(MintProgramResolver); ok {
 		o, err := r.MintProgram(ctx, mint)
 		if err != nil {
 			return owner, rpcError("Failed to resolve mint token program", err, map[string]any{"mint": mint.String()})
 		}
-		owner = o
-	} else {
+		owner, found = o, !o.IsZero()
+	}
+	if !found {
+		// Zero is both "missing" and the System program's id: read the
+		// account to tell them apart.
 		a, err := c.Account(ctx, mint)
 		if err != nil {
 			return owner, rpcError("Failed to resolve mint token program", err, map[string]any{"mint": mint.String()})
 		}
 		if a != nil {
-			owner = a.Owner
+			owner, found = a.Owner, true
 		}
 	}
-	if owner.IsZero() {
+	if !found {
 		return owner, badRequest(CodeMintNotFound, "Mint account not found").WithDetails(map[string]any{"mint": mint.String()})
 	}
 	if !spl.IsTokenProgram(owner) {
@@ -134,7 +138,7 @@ func tokenProgram(ctx context.Context, c Chain, mint solana.PublicKey) (solana.P
 // ownerATA derives a wallet's ATA the way @solana/spl-token does with
 // allowOwnerOffCurve=false: PDAs are rejected (400 INVALID_OWNER).
 func (p *Planner) ownerATA(owner, mint, tp solana.PublicKey) (solana.PublicKey, error) {
-	if !owner.IsOnCurve() {
+	if !isOnCurve(owner) {
 		return solana.PublicKey{}, badRequest(CodeInvalidOwner, "Owner public key %s is off-curve", owner)
 	}
 	k, _ := p.cache().FindAssociatedTokenAddress(owner, mint, tp)

@@ -11,7 +11,13 @@ const Base58PubkeyPattern = "^[1-9A-HJ-NP-Za-km-z]{32,44}$"
 // dialect of OpenAPI 3.1 and MCP). For request types, "required" lists the
 // fields with the required rule; for response types (no validate tags), the
 // fields without omitempty.
-func (t *Type) JSONSchema() map[string]any {
+func (t *Type) JSONSchema() map[string]any { return t.JSONSchemaWith(nil) }
+
+// JSONSchemaWith is JSONSchema where nested struct types for which ref
+// returns a non-empty string become {"$ref": <that string>} (e.g.
+// "#/components/schemas/TransferFees" in an OpenAPI document) instead of
+// inline schemas. A nil ref inlines everything.
+func (t *Type) JSONSchemaWith(ref func(*Type) string) map[string]any {
 	props := map[string]any{}
 	var required []string
 	anyRule := false
@@ -21,7 +27,7 @@ func (t *Type) JSONSchema() map[string]any {
 		}
 	}
 	for _, f := range t.Fields {
-		props[f.JSON] = f.jsonSchema()
+		props[f.JSON] = f.jsonSchema(ref)
 		if f.Required || (!anyRule && !f.Optional && !f.Ptr) {
 			required = append(required, f.JSON)
 		}
@@ -33,20 +39,32 @@ func (t *Type) JSONSchema() map[string]any {
 	return s
 }
 
-func (f *Field) jsonSchema() map[string]any {
+func (f *Field) jsonSchema(ref func(*Type) string) map[string]any {
 	s := map[string]any{"type": f.Kind.jsonType()}
 	if f.Doc != "" {
 		s["description"] = f.Doc
 	}
 	switch f.Kind {
 	case Object:
-		o := f.Object.JSONSchema()
+		if f.Object == nil { // map[string]any: any properties
+			break
+		}
+		if ref != nil {
+			if r := ref(f.Object); r != "" {
+				o := map[string]any{"$ref": r}
+				if f.Doc != "" {
+					o["description"] = f.Doc
+				}
+				return o
+			}
+		}
+		o := f.Object.JSONSchemaWith(ref)
 		if f.Doc != "" {
 			o["description"] = f.Doc
 		}
 		return o
 	case Array:
-		s["items"] = f.Items.jsonSchema()
+		s["items"] = f.Items.jsonSchema(ref)
 		if f.MinItems > 0 {
 			s["minItems"] = f.MinItems
 		}
@@ -73,6 +91,10 @@ func (f *Field) jsonSchema() map[string]any {
 		if f.Digits {
 			s["pattern"] = `^\d+$`
 		}
+		if f.URL {
+			s["format"] = "uri"
+		}
+
 		if f.MinLen > 0 {
 			s["minLength"] = f.MinLen
 		}

@@ -10,8 +10,12 @@
 //
 // Supported rules: required; min=N, max=N and safe (integers); minlen=N,
 // maxbytes=N (strings); enum=a|b; pubkey (base58, 32 bytes); digits (a
-// non-negative decimal integer string); items=pubkey (string slices);
-// minitems=N, maxitems=N.
+// non-negative decimal integer string); url (an http(s) URL); items=pubkey
+// (string slices); minitems=N, maxitems=N. A `msg` tag replaces the message
+// of a failed maxbytes rule, e.g. msg:"Handle must be 255 UTF-8 bytes or
+// fewer.".
+//
+// A map[string]any field is a free-form JSON object (any properties).
 //
 // Validation errors reproduce the hosted payments API's zod messages, so
 // clients written for it see the same issues.
@@ -39,6 +43,7 @@ type Field struct {
 	Enum     []string
 	Pubkey   bool
 	Digits   bool
+	URL      bool   // an absolute http(s) URL
 	Items    *Field // element rules for slices
 	Object   *Type  // nested struct (response types)
 	Optional bool   // json omitempty/omitzero: not required in responses
@@ -47,6 +52,9 @@ type Field struct {
 	Doc      string
 	Default  string
 	Example  string
+	Message  string // replaces the message of a failed maxbytes rule (msg tag)
+
+	pathElem any // JSON as an interface value, for issue paths without allocation
 }
 
 // Kind is the JSON type of a field.
@@ -121,9 +129,10 @@ func (t *Type) addFields(rt reflect.Type, prefix []int) {
 		if err != nil {
 			panic(fmt.Sprintf("schema: %s.%s: %v", rt.Name(), sf.Name, err))
 		}
-		f.Index, f.JSON = index, name
+		f.Index, f.JSON, f.pathElem = index, name, name
 		f.Optional = strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
 		f.Doc, f.Default, f.Example = sf.Tag.Get("doc"), sf.Tag.Get("default"), sf.Tag.Get("example")
+		f.Message = sf.Tag.Get("msg")
 		t.Fields = append(t.Fields, f)
 	}
 }
@@ -146,6 +155,11 @@ func parseField(ft reflect.Type, tag string) (*Field, error) {
 	case reflect.Struct:
 		f.Kind = Object
 		f.Object = TypeOf(ft)
+	case reflect.Map:
+		if ft.Key().Kind() != reflect.String || ft.Elem().Kind() != reflect.Interface {
+			return nil, fmt.Errorf("unsupported map type %s (only map[string]any)", ft)
+		}
+		f.Kind = Object // free-form: Object stays nil
 	case reflect.Slice:
 		item, err := parseField(ft.Elem(), "")
 		if err != nil {
@@ -195,6 +209,8 @@ func parseField(ft reflect.Type, tag string) (*Field, error) {
 			f.Pubkey = true
 		case "digits":
 			f.Digits = true
+		case "url":
+			f.URL = true
 		case "items":
 			if f.Items == nil {
 				return nil, fmt.Errorf("items= on a non-slice")

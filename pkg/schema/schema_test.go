@@ -3,7 +3,9 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
@@ -126,4 +128,89 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("bad validation error %+v", ae)
 		}
 	})
+}
+
+type extras struct {
+	Endpoint string         `json:"endpoint,omitempty" validate:"url"`
+	Handle   string         `json:"handle" validate:"required,minlen=1,maxbytes=3" msg:"Handle must be 3 UTF-8 bytes or fewer."`
+	Quote    map[string]any `json:"quote,omitempty"`
+	N        *int64         `json:"n,omitempty" validate:"min=0"`
+	Flag     *bool          `json:"flag,omitempty"`
+	Keys     []string       `json:"keys,omitempty" validate:"items=pubkey"`
+}
+
+func TestExtraRules(t *testing.T) {
+	var e extras
+	if err := Decode([]byte(`{"endpoint":"https://er.example/x","handle":"abc","quote":{"a":[1]}}`), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Endpoint != "https://er.example/x" || e.Quote["a"] == nil {
+		t.Fatalf("%+v", e)
+	}
+	err := Decode([]byte(`{"endpoint":"ftp://x","handle":"abcd","quote":[1]}`), &e)
+	var ae *apierr.Error
+	if !errors.As(err, &ae) {
+		t.Fatal(err)
+	}
+	want := []apierr.Issue{
+		{Code: "invalid_string", Message: "Invalid url", Path: []any{"endpoint"}},
+		{Code: "too_big", Message: "Handle must be 3 UTF-8 bytes or fewer.", Path: []any{"handle"}},
+		{Code: "invalid_type", Message: "Expected object, received array", Path: []any{"quote"}},
+	}
+	if !reflect.DeepEqual(ae.Issues, want) {
+		t.Fatalf("issues %#v", ae.Issues)
+	}
+	got, _ := json.Marshal(Of[extras]().JSONSchemaWith(func(*Type) string { return "" }))
+	wantSchema := `{"properties":{"endpoint":{"format":"uri","type":"string"},"flag":{"type":"boolean"},"handle":{"minLength":1,"type":"string"},"keys":{"items":{"format":"solana-pubkey","pattern":"^[1-9A-HJ-NP-Za-km-z]{32,44}$","type":"string"},"type":"array"},"n":{"minimum":0,"type":"integer"},"quote":{"type":"object"}},"required":["handle"],"type":"object"}`
+	if string(got) != wantSchema {
+		t.Fatalf("schema\n got %s\nwant %s", got, wantSchema)
+	}
+}
+
+func TestJSONSchemaRefs(t *testing.T) {
+	type inner struct {
+		A string `json:"a"`
+	}
+	type outer struct {
+		In  inner  `json:"in"`
+		Opt *inner `json:"opt,omitempty" doc:"Optional."`
+	}
+	ref := func(t *Type) string {
+		if t.Name == "inner" {
+			return "#/components/schemas/Inner"
+		}
+		return ""
+	}
+	got, _ := json.Marshal(Of[outer]().JSONSchemaWith(ref))
+	want := `{"properties":{"in":{"$ref":"#/components/schemas/Inner"},"opt":{"$ref":"#/components/schemas/Inner","description":"Optional."}},"required":["in"],"type":"object"}`
+	if string(got) != want {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestDecodeQuery(t *testing.T) {
+	var e extras
+	q := url.Values{"handle": {"ab"}, "n": {"7"}, "flag": {"TRUE"}, "keys": {key, key}, "endpoint": {""}}
+	if err := DecodeQuery(q, &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Handle != "ab" || *e.N != 7 || !*e.Flag || len(e.Keys) != 2 || e.Endpoint != "" {
+		t.Fatalf("%+v", e)
+	}
+	err := DecodeQuery(url.Values{"n": {"x"}, "flag": {"yes"}}, &e)
+	var ae *apierr.Error
+	if !errors.As(err, &ae) {
+		t.Fatal(err)
+	}
+	want := []apierr.Issue{
+		apierr.Missing("handle"),
+		{Code: "invalid_type", Message: "Expected number, received string", Path: []any{"n"}},
+		{Code: "invalid_type", Message: "Expected boolean, received string", Path: []any{"flag"}},
+	}
+	if !reflect.DeepEqual(ae.Issues, want) {
+		t.Fatalf("issues %#v", ae.Issues)
+	}
+	if err := DecodeQuery(url.Values{"handle": {"a"}, "n": {"-1"}}, &e); err == nil || !strings.Contains(err.Error(), "VALIDATION_ERROR") {
+		t.Fatalf("negative: %v", err)
+	}
 }

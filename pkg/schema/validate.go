@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -32,14 +33,9 @@ func Decode(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	var raw any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	raw, err := parseJSON(body)
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformedJSON, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: trailing data after the JSON value", ErrMalformedJSON)
 	}
 	return DecodeValue(raw, dst)
 }
@@ -54,6 +50,7 @@ func DecodeValue(raw any, dst any) error {
 		return apierr.Validation(apierr.Issue{Code: "invalid_type", Message: "Expected object, received " + jsType(raw), Path: []any{}})
 	}
 	var issues []apierr.Issue
+	path := make([]any, 1) // reused; issues get their own copy
 	for _, f := range t.Fields {
 		v, present := obj[f.JSON]
 		if !present || v == nil && !f.Required {
@@ -62,7 +59,13 @@ func DecodeValue(raw any, dst any) error {
 			}
 			continue
 		}
-		if is := f.assign(rv.FieldByIndex(f.Index), v, []any{f.JSON}); is != nil {
+		path[0] = f.pathElem
+		if is := f.assign(rv.FieldByIndex(f.Index), v, path); is != nil {
+			for i := range is {
+				if len(is[i].Path) == 1 && &is[i].Path[0] == &path[0] {
+					is[i].Path = []any{f.JSON}
+				}
+			}
 			issues = append(issues, is...)
 		}
 	}
@@ -136,7 +139,14 @@ func (f *Field) assign(fv reflect.Value, v any, path []any) []apierr.Issue {
 		}
 		fv.SetString(s)
 	case Object:
-		return []apierr.Issue{{Code: "custom", Message: "nested objects are not accepted here", Path: path}}
+		if f.Object != nil || fv.Kind() != reflect.Map {
+			return []apierr.Issue{{Code: "custom", Message: "nested objects are not accepted here", Path: path}}
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return typeIssue("object", v, path)
+		}
+		fv.Set(reflect.ValueOf(m))
 	case Array:
 		arr, ok := v.([]any)
 		if !ok {
@@ -198,7 +208,11 @@ func (f *Field) checkString(s string, path []any) []apierr.Issue {
 		return []apierr.Issue{{Code: "too_small", Message: fmt.Sprintf("String must contain at least %d character(s)", f.MinLen), Path: path}}
 	}
 	if f.MaxBytes > 0 && len(s) > f.MaxBytes {
-		return []apierr.Issue{{Code: "too_big", Message: fmt.Sprintf("Must be %d UTF-8 bytes or fewer.", f.MaxBytes), Path: path}}
+		msg := f.Message
+		if msg == "" {
+			msg = fmt.Sprintf("Must be %d UTF-8 bytes or fewer.", f.MaxBytes)
+		}
+		return []apierr.Issue{{Code: "too_big", Message: msg, Path: path}}
 	}
 	if f.MaxBytes > 0 && !utf8.ValidString(s) {
 		return []apierr.Issue{{Code: "custom", Message: "Must be valid UTF-8", Path: path}}
@@ -217,7 +231,16 @@ func (f *Field) checkString(s string, path []any) []apierr.Issue {
 	if f.Digits && !IsDigits(s) {
 		return []apierr.Issue{{Code: "custom", Message: "Must be a non-negative bigint string", Path: path}}
 	}
+	if f.URL && !IsHTTPURL(s) {
+		return []apierr.Issue{{Code: "invalid_string", Message: "Invalid url", Path: path}}
+	}
 	return nil
+}
+
+// IsHTTPURL reports whether s is an absolute http or https URL with a host.
+func IsHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 func quoteEnum(e []string) string {
