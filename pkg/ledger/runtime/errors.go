@@ -213,6 +213,7 @@ var txErrorText = map[string]string{
 	"UnsupportedVersion":         "Transaction version is unsupported",
 	"InvalidWritableAccount":     "Transaction loads a writable account that cannot be written",
 	"TooManyAccountLocks":        "Transaction locked too many accounts",
+	"AddressLookupTableNotFound": "Transaction loads an address table account that doesn't exist",
 }
 
 // Error returns Agave's display text, as used in -32002 preflight messages.

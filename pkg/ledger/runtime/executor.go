@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gagliardetto/solana-go"
@@ -16,20 +18,26 @@ import (
 // safe for concurrent use: all per-transaction state lives in TxContext.
 type Executor struct {
 	programs map[solana.PublicKey]*Registration
+	// ids caches the base58 form of each program id: every invocation
+	// logs it three times, and encoding it is most of a log line's cost.
+	ids map[solana.PublicKey]string
 }
 
 // NewExecutor returns an executor for the given programs.
 func NewExecutor(regs ...*Registration) *Executor {
-	e := &Executor{programs: make(map[solana.PublicKey]*Registration, len(regs))}
+	e := &Executor{programs: make(map[solana.PublicKey]*Registration, len(regs)), ids: make(map[solana.PublicKey]string, len(regs))}
 	for _, r := range regs {
-		e.programs[r.ID] = r
+		e.Register(r)
 	}
 	return e
 }
 
 // Register adds or replaces a program. It must not be called while
 // transactions are executing.
-func (e *Executor) Register(r *Registration) { e.programs[r.ID] = r }
+func (e *Executor) Register(r *Registration) {
+	e.programs[r.ID] = r
+	e.ids[r.ID] = r.ID.String()
+}
 
 // Lookup returns the registration of a program id.
 func (e *Executor) Lookup(id solana.PublicKey) (*Registration, bool) {
@@ -171,23 +179,33 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 	}
 	reg, ok := e.programs[f.programID]
 	if !ok {
-		tx.log(fmt.Sprintf("Program is not deployed"))
+		tx.log("Program is not deployed")
 		return ErrUnsupportedProgramID
 	}
 
 	// Snapshot the distinct accounts this instruction can see, so the
 	// ownership and balance rules can be checked afterwards.
-	seen := make(map[int]int, len(f.idx))
+	// Instructions name a handful of accounts, so a linear duplicate check
+	// beats a map, and one buffer holds every data snapshot.
 	snaps := make([]snapshot, 0, len(f.idx))
 	order := make([]int, 0, len(f.idx))
-	for j, ti := range f.idx {
-		if _, dup := seen[ti]; dup {
+	size := 0
+	for _, ti := range f.idx {
+		size += len(tx.Accounts[ti].Data)
+	}
+	buf := make([]byte, 0, size)
+	for _, ti := range f.idx {
+		if slices.Contains(order, ti) {
 			// A duplicate keeps the strongest privilege it was passed with.
 			continue
 		}
-		seen[ti] = j
 		a := tx.Accounts[ti]
-		snaps = append(snaps, snapshot{lamports: a.Lamports, owner: a.Owner, executable: a.Executable, data: bytes.Clone(a.Data)})
+		var data []byte
+		if a.Data != nil {
+			buf = append(buf, a.Data...)
+			data = buf[len(buf)-len(a.Data) : len(buf) : len(buf)]
+		}
+		snaps = append(snaps, snapshot{lamports: a.Lamports, owner: a.Owner, executable: a.Executable, data: data})
 		order = append(order, ti)
 	}
 
@@ -196,7 +214,8 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 		preSum += sn.lamports
 	}
 
-	tx.log(fmt.Sprintf("Program %s invoke [%d]", f.programID, depth))
+	id := e.ids[f.programID]
+	tx.log("Program " + id + " invoke [" + strconv.Itoa(depth) + "]")
 	tx.stack = append(tx.stack, f.programID)
 	startRemaining := tx.ComputeLimit - min(tx.ComputeUsed, tx.ComputeLimit)
 	ctx := &Context{tx: tx, exec: e, frame: f, reg: reg, depth: depth, order: order, snaps: snaps}
@@ -216,19 +235,19 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 		}
 	}
 	if ierr == nil {
-		ierr = verify(tx, f, order, snaps, preSum)
+		ierr = verify(tx, f, reg.Privileged, order, snaps, preSum)
 	}
 	if !reg.Builtin {
-		tx.log(fmt.Sprintf("Program %s consumed %d of %d compute units", f.programID, ctx.consumed, startRemaining))
+		tx.log("Program " + id + " consumed " + strconv.FormatUint(ctx.consumed, 10) + " of " + strconv.FormatUint(startRemaining, 10) + " compute units")
 	}
 	if ierr != nil {
-		tx.log(fmt.Sprintf("Program %s failed: %s", f.programID, ierr.Error()))
+		tx.log("Program " + id + " failed: " + ierr.Error())
 		return ierr
 	}
 	if ctx.returnSet && tx.ReturnData != nil && len(tx.ReturnData.Data) > 0 {
-		tx.log(fmt.Sprintf("Program return: %s %s", f.programID, base64.StdEncoding.EncodeToString(tx.ReturnData.Data)))
+		tx.log("Program return: " + id + " " + base64.StdEncoding.EncodeToString(tx.ReturnData.Data))
 	}
-	tx.log(fmt.Sprintf("Program %s success", f.programID))
+	tx.log("Program " + id + " success")
 	return nil
 }
 
@@ -249,8 +268,8 @@ func execute(p Program, ctx *Context) (err error) {
 // privilege rules to the changes this program made (see checkRules), and
 // the balance rule to the whole instruction, CPIs included: the lamports of
 // its distinct accounts must sum to preSum.
-func verify(tx *TxContext, f *frame, order []int, snaps []snapshot, preSum uint64) *InstructionError {
-	if err := checkRules(tx, f, order, snaps); err != nil {
+func verify(tx *TxContext, f *frame, privileged bool, order []int, snaps []snapshot, preSum uint64) *InstructionError {
+	if err := checkRules(tx, f, privileged, order, snaps); err != nil {
 		return err
 	}
 	var post uint64
@@ -267,8 +286,10 @@ func verify(tx *TxContext, f *frame, order []int, snaps []snapshot, preSum uint6
 // against Agave's ownership and privilege rules, as the program f.programID
 // made them. Context.Invoke calls it before a CPI and refreshes snaps after
 // one, so changes a callee made (and that the callee's own frame already
-// verified) are not attributed to the caller.
-func checkRules(tx *TxContext, f *frame, order []int, snaps []snapshot) *InstructionError {
+// verified) are not attributed to the caller. A privileged program (see
+// Registration.Privileged) is held only to the read-only and executable
+// rules.
+func checkRules(tx *TxContext, f *frame, privileged bool, order []int, snaps []snapshot) *InstructionError {
 	for k, ti := range order {
 		s := snaps[k]
 		a := tx.Accounts[ti]
@@ -278,10 +299,10 @@ func checkRules(tx *TxContext, f *frame, order []int, snaps []snapshot) *Instruc
 				writable = writable || f.writable[jj]
 			}
 		}
-		ownedByProgram := s.owner == f.programID
+		ownedByProgram := s.owner == f.programID || privileged
 		dataChanged := !bytes.Equal(s.data, a.Data)
 		if a.Owner != s.owner {
-			if !writable || !ownedByProgram || s.executable || !zeroed(a.Data) {
+			if !writable || !ownedByProgram || s.executable || (!privileged && !zeroed(a.Data)) {
 				return ErrModifiedProgramID
 			}
 		}
@@ -352,6 +373,15 @@ func (c *Context) Env() *Env { return &c.tx.Env }
 
 // StackHeight is 1 for a top-level instruction and grows with each CPI.
 func (c *Context) StackHeight() int { return c.depth }
+
+// CallerID is the program that invoked this one by CPI; ok is false for a
+// top-level instruction.
+func (c *Context) CallerID() (id solana.PublicKey, ok bool) {
+	if n := len(c.tx.stack); n >= 2 {
+		return c.tx.stack[n-2], true
+	}
+	return solana.PublicKey{}, false
+}
 
 // NumAccounts is the number of accounts passed to the instruction.
 func (c *Context) NumAccounts() int { return len(c.frame.idx) }
@@ -486,7 +516,7 @@ func (c *Context) Invoke(ix txwire.Instruction, signerSeeds ...[][]byte) error {
 			c.tx.log(fmt.Sprintf("%s's writable privilege escalated", m.PublicKey))
 			return ErrPrivilegeEscalation
 		}
-		if m.IsSigner && !callerSigner {
+		if m.IsSigner && !callerSigner && !c.reg.Privileged {
 			isPDA := false
 			for _, p := range pdas {
 				if p == m.PublicKey {
@@ -521,7 +551,7 @@ func (c *Context) Invoke(ix txwire.Instruction, signerSeeds ...[][]byte) error {
 	// The caller's own changes so far are checked now, as Agave does when
 	// it hands the accounts to the callee; what the callee changes is
 	// checked in its frame and then becomes the caller's baseline.
-	if err := checkRules(tx, c.frame, c.order, c.snaps); err != nil {
+	if err := checkRules(tx, c.frame, c.reg.Privileged, c.order, c.snaps); err != nil {
 		return err
 	}
 	before := tx.ComputeUsed

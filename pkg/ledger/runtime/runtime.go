@@ -86,6 +86,15 @@ type Registration struct {
 	// programs and are charged what they Consume, at least BaseCost.
 	Builtin  bool
 	BaseCost uint64
+	// Privileged programs are exempt from the ownership rules for the
+	// changes they make themselves: they may change the owner, data and
+	// size of accounts they do not own and spend their lamports, and
+	// grant signer privilege to any account they pass in a CPI. The
+	// balance rule, read-only flags and the executable bit still apply.
+	// This models validator builtins such as the ephemeral rollup's Magic
+	// program (ephemeral accounts, post-delegation action signers); no
+	// ordinary program should set it.
+	Privileged bool
 }
 
 // Compute budget constants (Agave).

@@ -1,0 +1,281 @@
+package ledger
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/spl"
+)
+
+// put stores the new value of an account in the working slot, remembering
+// the value it replaces for reads at older commitments. A nil or
+// zero-lamport account is deleted, as Agave purges zero-lamport accounts.
+// Callers hold mu and run on the slot loop; a must not be modified
+// afterwards.
+func (l *Ledger) put(key solana.PublicKey, a *Account) {
+	old := l.accounts[key]
+	if _, ok := l.working.pre[key]; !ok {
+		l.working.pre[key] = old
+	}
+	if a == nil || a.Lamports == 0 {
+		delete(l.accounts, key)
+		a = nil
+	} else {
+		a.RentEpoch = l.rentEpochOf(a)
+		l.accounts[key] = a
+	}
+	l.reindex(key, old, a)
+}
+
+// cutoff is the newest slot whose state a commitment level reads.
+// Callers hold mu.
+func (l *Ledger) cutoff(c Commitment) uint64 {
+	switch c {
+	case Confirmed:
+		return l.confirmed.slot
+	case Finalized:
+		return l.finalized.slot
+	}
+	return l.working.slot
+}
+
+// accountAt returns an account as of the end of slot cutoff: the first
+// unfinalized slot after cutoff that wrote the account knows what it was
+// before. Callers hold mu.
+func (l *Ledger) accountAt(key solana.PublicKey, cutoff uint64) *Account {
+	for _, d := range l.diffs {
+		if d.slot <= cutoff {
+			continue
+		}
+		if a, ok := d.pre[key]; ok {
+			return a
+		}
+	}
+	return l.accounts[key]
+}
+
+// Account returns an account at a commitment level, or nil if it does not
+// exist, with the slot the read reflects. The account is shared: do not
+// modify it.
+func (l *Ledger) Account(key solana.PublicKey, c Commitment) (*Account, uint64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	cut := l.cutoff(c)
+	return l.accountAt(key, cut), cut
+}
+
+// Accounts reads several accounts from one consistent snapshot.
+func (l *Ledger) Accounts(keys []solana.PublicKey, c Commitment) ([]*Account, uint64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	cut := l.cutoff(c)
+	out := make([]*Account, len(keys))
+	for i, k := range keys {
+		out[i] = l.accountAt(k, cut)
+	}
+	return out, cut
+}
+
+// Balance is an account's lamports (0 if it does not exist).
+func (l *Ledger) Balance(key solana.PublicKey, c Commitment) (uint64, uint64) {
+	a, slot := l.Account(key, c)
+	if a == nil {
+		return 0, slot
+	}
+	return a.Lamports, slot
+}
+
+// KeyedAccount is an account with its address.
+type KeyedAccount struct {
+	Key     solana.PublicKey
+	Account *Account
+}
+
+// TokenFilter selects token accounts: by mint, by token program, or
+// neither (all token accounts of the owner).
+type TokenFilter struct {
+	Mint      *solana.PublicKey
+	ProgramID *solana.PublicKey
+}
+
+// TokenAccountsByOwner lists the initialized token accounts (SPL Token and
+// Token-2022) whose token owner is owner, sorted by address.
+func (l *Ledger) TokenAccountsByOwner(owner solana.PublicKey, f TokenFilter, c Commitment) ([]KeyedAccount, uint64) {
+	return l.tokenAccounts(&l.owners, owner, c, func(ta *tokenKeys, a *Account) bool {
+		return ta.owner == owner && (f.Mint == nil || ta.mint == *f.Mint) && (f.ProgramID == nil || a.Owner == *f.ProgramID)
+	})
+}
+
+// TokenAccountsByMint lists the initialized token accounts of a mint,
+// sorted by address.
+func (l *Ledger) TokenAccountsByMint(mint solana.PublicKey, c Commitment) ([]KeyedAccount, uint64) {
+	return l.tokenAccounts(&l.mints, mint, c, func(ta *tokenKeys, _ *Account) bool { return ta.mint == mint })
+}
+
+func (l *Ledger) tokenAccounts(idx *keyIndex, k solana.PublicKey, c Commitment, keep func(*tokenKeys, *Account) bool) ([]KeyedAccount, uint64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	cut := l.cutoff(c)
+	var out []KeyedAccount
+	idx.each(k, func(key solana.PublicKey) {
+		a := l.accountAt(key, cut)
+		if ta, ok := tokenKeysOf(a); ok && keep(&ta, a) {
+			out = append(out, KeyedAccount{Key: key, Account: a})
+		}
+	})
+	slices.SortFunc(out, func(a, b KeyedAccount) int { return compareKeys(a.Key, b.Key) })
+	return out, cut
+}
+
+// tokenKeys is what the secondary indexes need from a token account.
+type tokenKeys struct{ mint, owner solana.PublicKey }
+
+// tokenKeysOf recognizes an initialized token account without a full
+// decode: it runs for every account write.
+func tokenKeysOf(a *Account) (tokenKeys, bool) {
+	if a == nil || !spl.IsTokenProgram(a.Owner) {
+		return tokenKeys{}, false
+	}
+	d := a.Data
+	n := len(d)
+	if n < spl.TokenAccountSize || n == spl.MultisigSize || (n > spl.TokenAccountSize && d[spl.TokenAccountSize] != spl.AccountTypeAccount) {
+		return tokenKeys{}, false
+	}
+	if d[108] == byte(spl.StateUninitialized) {
+		return tokenKeys{}, false
+	}
+	var t tokenKeys
+	copy(t.mint[:], d[0:32])
+	copy(t.owner[:], d[32:64])
+	return t, true
+}
+
+// keyIndex maps a key (token owner or mint) to the token accounts that
+// have, or recently had, it. It may hold stale entries; readers check
+// every candidate against the state they read.
+type keyIndex map[solana.PublicKey]*keySet
+
+// keySet is a small slice that turns into a map when it grows, since one
+// mint can have millions of accounts while most owners have a few.
+type keySet struct {
+	list []solana.PublicKey
+	set  map[solana.PublicKey]struct{}
+}
+
+const keySetMapAt = 32
+
+func (ix keyIndex) add(k, v solana.PublicKey) {
+	s := ix[k]
+	if s == nil {
+		s = &keySet{}
+		ix[k] = s
+	}
+	if s.set != nil {
+		s.set[v] = struct{}{}
+		return
+	}
+	if slices.Contains(s.list, v) {
+		return
+	}
+	s.list = append(s.list, v)
+	if len(s.list) > keySetMapAt {
+		s.set = make(map[solana.PublicKey]struct{}, len(s.list)*2)
+		for _, x := range s.list {
+			s.set[x] = struct{}{}
+		}
+		s.list = nil
+	}
+}
+
+func (ix keyIndex) remove(k, v solana.PublicKey) {
+	s := ix[k]
+	if s == nil {
+		return
+	}
+	if s.set != nil {
+		delete(s.set, v)
+	} else if i := slices.Index(s.list, v); i >= 0 {
+		s.list = slices.Delete(s.list, i, i+1)
+	}
+	if len(s.list) == 0 && len(s.set) == 0 {
+		delete(ix, k)
+	}
+}
+
+func (ix keyIndex) each(k solana.PublicKey, fn func(solana.PublicKey)) {
+	s := ix[k]
+	if s == nil {
+		return
+	}
+	for _, v := range s.list {
+		fn(v)
+	}
+	for v := range s.set {
+		fn(v)
+	}
+}
+
+// indexRemoval is an index entry that became stale in a slot; it is
+// dropped once that slot is finalized, when no commitment level can see
+// the old value anymore.
+type indexRemoval struct {
+	mint    bool
+	by, key solana.PublicKey
+}
+
+func (l *Ledger) indexAccount(key solana.PublicKey, a *Account) {
+	if t, ok := tokenKeysOf(a); ok {
+		l.owners.add(t.owner, key)
+		l.mints.add(t.mint, key)
+	}
+}
+
+// reindex updates the token indexes for a write. Callers hold mu.
+func (l *Ledger) reindex(key solana.PublicKey, old, a *Account) {
+	if old != nil && a != nil && len(old.Data) >= 64 && len(a.Data) >= 64 && old.Owner == a.Owner &&
+		bytes.Equal(old.Data[:64], a.Data[:64]) {
+		return // same mint and owner: the common case of a transfer
+	}
+	ot, wasToken := tokenKeysOf(old)
+	nt, isToken := tokenKeysOf(a)
+	if isToken {
+		l.owners.add(nt.owner, key)
+		l.mints.add(nt.mint, key)
+	}
+	if wasToken {
+		if !isToken || nt.owner != ot.owner {
+			l.working.removals = append(l.working.removals, indexRemoval{by: ot.owner, key: key})
+		}
+		if !isToken || nt.mint != ot.mint {
+			l.working.removals = append(l.working.removals, indexRemoval{mint: true, by: ot.mint, key: key})
+		}
+	}
+}
+
+// applyRemovals drops the stale index entries of a finalized slot, unless
+// a later slot touched the account again (it schedules its own removals,
+// and older commitments may still see the entry). Callers hold mu.
+func (l *Ledger) applyRemovals(d *slotState, later []*slotState) {
+	for _, r := range d.removals {
+		touched := false
+		for _, ld := range later {
+			if _, ok := ld.pre[r.key]; ok {
+				touched = true
+				break
+			}
+		}
+		if touched {
+			continue
+		}
+		t, ok := tokenKeysOf(l.accounts[r.key])
+		switch {
+		case r.mint && (!ok || t.mint != r.by):
+			l.mints.remove(r.by, r.key)
+		case !r.mint && (!ok || t.owner != r.by):
+			l.owners.remove(r.by, r.key)
+		}
+	}
+	d.removals = nil
+}

@@ -1,0 +1,386 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
+)
+
+// The on-disk encodings are small hand-written binary formats: JSON or gob
+// would dominate the per-slot commit cost at thousands of transactions per
+// slot. Every record starts with a format version byte so the layout can
+// evolve.
+
+const (
+	accountFormat = 1
+	txFormat      = 1
+	blockFormat   = 1
+)
+
+var errCorrupt = errors.New("corrupt record")
+
+type encoder struct{ b []byte }
+
+func (e *encoder) u8(v uint8)       { e.b = append(e.b, v) }
+func (e *encoder) u64(v uint64)     { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) raw(b []byte)     { e.b = append(e.b, b...) }
+func (e *encoder) bytes(b []byte)   { e.uvarint(uint64(len(b))); e.b = append(e.b, b...) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) key(k [32]byte)   { e.b = append(e.b, k[:]...) }
+func (e *encoder) bool(v bool)      { e.u8(boolByte(v)) }
+func (e *encoder) sig(s [64]byte)   { e.b = append(e.b, s[:]...) }
+func (e *encoder) count(n int)      { e.uvarint(uint64(n)) }
+func (e *encoder) u64s(v []uint64) {
+	e.count(len(v))
+	for _, x := range v {
+		e.uvarint(x)
+	}
+}
+func (e *encoder) txErr(t *runtime.TxError) {
+	if t == nil {
+		e.bytes(nil)
+		return
+	}
+	j, _ := json.Marshal(t) // TxError.MarshalJSON never fails
+	e.bytes(j)
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s at byte %d", errCorrupt, what, d.off)
+	}
+}
+
+func (d *decoder) take(n int, what string) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || len(d.b)-d.off < n {
+		d.fail(what)
+		return nil
+	}
+	s := d.b[d.off : d.off+n : d.off+n]
+	d.off += n
+	return s
+}
+
+func (d *decoder) u8() uint8 {
+	if b := d.take(1, "u8"); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if b := d.take(8, "u64"); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("uvarint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// count reads a length and checks it against the bytes left, assuming
+// each element takes at least minSize bytes, so corrupt input cannot make
+// the decoder allocate huge slices.
+func (d *decoder) count(minSize int) int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)-d.off)/uint64(max(minSize, 1)) {
+		d.fail("length")
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.count(1)
+	b := d.take(n, "bytes")
+	if n == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+func (d *decoder) str() string { return string(d.take(d.count(1), "string")) }
+
+func (d *decoder) key() (k solana.PublicKey) {
+	copy(k[:], d.take(32, "key"))
+	return
+}
+
+func (d *decoder) hash() (h solana.Hash) {
+	copy(h[:], d.take(32, "hash"))
+	return
+}
+
+func (d *decoder) sig() (s solana.Signature) {
+	copy(s[:], d.take(64, "signature"))
+	return
+}
+
+func (d *decoder) bool() bool { return d.u8() != 0 }
+
+func (d *decoder) u64s() []uint64 {
+	n := d.count(1)
+	if d.err != nil {
+		return nil
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = d.uvarint()
+	}
+	return out
+}
+
+func (d *decoder) txErr() *runtime.TxError {
+	j := d.take(d.count(1), "error")
+	if d.err != nil || len(j) == 0 {
+		return nil
+	}
+	var t runtime.TxError
+	if err := json.Unmarshal(j, &t); err != nil {
+		d.fail("transaction error: " + err.Error())
+		return nil
+	}
+	return &t
+}
+
+func (d *decoder) done() error {
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("trailing bytes")
+	}
+	return d.err
+}
+
+// encodeAccount is lamports u64 | owner | executable | rent epoch u64 | data.
+func encodeAccount(a *Account) []byte {
+	e := encoder{b: make([]byte, 0, 1+8+32+1+8+len(a.Data))}
+	e.u8(accountFormat)
+	e.u64(a.Lamports)
+	e.key(a.Owner)
+	e.bool(a.Executable)
+	e.u64(a.RentEpoch)
+	e.raw(a.Data)
+	return e.b
+}
+
+func decodeAccount(b []byte) (*Account, error) {
+	d := decoder{b: b}
+	if v := d.u8(); d.err == nil && v != accountFormat {
+		return nil, fmt.Errorf("%w: account format %d", errCorrupt, v)
+	}
+	a := &Account{Lamports: d.u64(), Owner: d.key(), Executable: d.bool(), RentEpoch: d.u64()}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if rest := b[d.off:]; len(rest) > 0 {
+		a.Data = append([]byte(nil), rest...)
+	}
+	return a, nil
+}
+
+func encodeTokenBalances(e *encoder, tbs []TokenBalance) {
+	e.count(len(tbs))
+	for _, t := range tbs {
+		e.u8(t.AccountIndex)
+		e.key(t.Mint)
+		e.key(t.Owner)
+		e.key(t.ProgramID)
+		e.uvarint(t.Amount)
+		e.u8(t.Decimals)
+	}
+}
+
+func decodeTokenBalances(d *decoder) []TokenBalance {
+	n := d.count(1 + 96 + 1 + 1)
+	if n == 0 || d.err != nil {
+		return nil
+	}
+	out := make([]TokenBalance, n)
+	for i := range out {
+		out[i] = TokenBalance{AccountIndex: d.u8(), Mint: d.key(), Owner: d.key(), ProgramID: d.key(), Amount: d.uvarint(), Decimals: d.u8()}
+	}
+	return out
+}
+
+// encodeTx encodes a landed transaction with its metadata.
+func encodeTx(r *TxRecord) []byte {
+	e := encoder{b: make([]byte, 0, 256+len(r.Raw)+64*len(r.Meta.Logs))}
+	e.u8(txFormat)
+	e.sig(r.Signature)
+	e.uvarint(r.Slot)
+	e.uvarint(uint64(r.Index))
+	e.varint(r.BlockTime)
+	e.bytes(r.Raw)
+	e.txErr(r.Err)
+	m := r.Meta
+	e.uvarint(m.Fee)
+	e.u64s(m.PreBalances)
+	e.u64s(m.PostBalances)
+	encodeTokenBalances(&e, m.PreTokenBalances)
+	encodeTokenBalances(&e, m.PostTokenBalances)
+	e.bool(m.Logs != nil)
+	e.count(len(m.Logs))
+	for _, l := range m.Logs {
+		e.str(l)
+	}
+	e.uvarint(m.ComputeUnits)
+	e.uvarint(m.CostUnits)
+	e.count(len(m.InnerInstructions))
+	for _, in := range m.InnerInstructions {
+		e.u8(in.Index)
+		e.count(len(in.Instructions))
+		for _, ix := range in.Instructions {
+			e.u8(ix.ProgramIDIndex)
+			e.bytes(ix.Accounts)
+			e.bytes(ix.Data)
+			e.uvarint(uint64(ix.StackHeight))
+		}
+	}
+	e.bool(m.ReturnData != nil)
+	if m.ReturnData != nil {
+		e.key(m.ReturnData.ProgramID)
+		e.bytes(m.ReturnData.Data)
+	}
+	return e.b
+}
+
+func decodeTx(b []byte) (*TxRecord, error) {
+	d := decoder{b: b}
+	if v := d.u8(); d.err == nil && v != txFormat {
+		return nil, fmt.Errorf("%w: transaction format %d", errCorrupt, v)
+	}
+	r := &TxRecord{Signature: d.sig(), Slot: d.uvarint(), Index: uint32(d.uvarint()), BlockTime: d.varint(), Raw: d.bytes(), Err: d.txErr()}
+	m := &TxMeta{Fee: d.uvarint(), PreBalances: d.u64s(), PostBalances: d.u64s()}
+	m.PreTokenBalances = decodeTokenBalances(&d)
+	m.PostTokenBalances = decodeTokenBalances(&d)
+	hasLogs := d.bool()
+	n := d.count(1)
+	if hasLogs && d.err == nil {
+		m.Logs = make([]string, n)
+		for i := range m.Logs {
+			m.Logs[i] = d.str()
+		}
+	}
+	m.ComputeUnits = d.uvarint()
+	m.CostUnits = d.uvarint()
+	if n := d.count(2); n > 0 && d.err == nil {
+		m.InnerInstructions = make([]runtime.InnerInstructions, n)
+		for i := range m.InnerInstructions {
+			in := &m.InnerInstructions[i]
+			in.Index = d.u8()
+			k := d.count(4)
+			if d.err != nil {
+				break
+			}
+			in.Instructions = make([]runtime.InnerInstruction, k)
+			for j := range in.Instructions {
+				in.Instructions[j] = runtime.InnerInstruction{ProgramIDIndex: d.u8(), Accounts: d.bytes(), Data: d.bytes(), StackHeight: int(d.uvarint())}
+			}
+		}
+	}
+	if d.bool() {
+		m.ReturnData = &runtime.ReturnData{ProgramID: d.key(), Data: d.bytes()}
+	}
+	if err := d.done(); err != nil {
+		return nil, fmt.Errorf("decode transaction record: %w", err)
+	}
+	r.Meta = m
+	return r, nil
+}
+
+// blockRecord is what the store keeps per block: the header, the running
+// transaction count and each transaction's signature and error, which is
+// enough to rebuild the status cache after a restart.
+type blockRecord struct {
+	BlockInfo
+	TxCount uint64 // transactions in all blocks up to and including this one
+	Errs    []*runtime.TxError
+}
+
+func encodeBlock(r *blockRecord) []byte {
+	e := encoder{b: make([]byte, 0, 128+70*len(r.Signatures))}
+	e.u8(blockFormat)
+	e.uvarint(r.Slot)
+	e.uvarint(r.ParentSlot)
+	e.uvarint(r.Height)
+	e.key(r.Blockhash)
+	e.key(r.PreviousBlockhash)
+	e.varint(r.Time)
+	e.uvarint(r.TxCount)
+	e.count(len(r.Signatures))
+	for i, s := range r.Signatures {
+		e.sig(s)
+		e.txErr(r.Errs[i])
+	}
+	return e.b
+}
+
+func decodeBlock(b []byte) (*blockRecord, error) {
+	d := decoder{b: b}
+	if v := d.u8(); d.err == nil && v != blockFormat {
+		return nil, fmt.Errorf("%w: block format %d", errCorrupt, v)
+	}
+	r := &blockRecord{}
+	r.Slot, r.ParentSlot, r.Height = d.uvarint(), d.uvarint(), d.uvarint()
+	r.Blockhash, r.PreviousBlockhash = d.hash(), d.hash()
+	r.Time = d.varint()
+	r.TxCount = d.uvarint()
+	n := d.count(65)
+	if d.err == nil && n > 0 {
+		r.Signatures = make([]solana.Signature, n)
+		r.Errs = make([]*runtime.TxError, n)
+		for i := 0; i < n; i++ {
+			r.Signatures[i] = d.sig()
+			r.Errs[i] = d.txErr()
+		}
+	}
+	if err := d.done(); err != nil {
+		return nil, fmt.Errorf("decode block record: %w", err)
+	}
+	return r, nil
+}

@@ -1,0 +1,182 @@
+package ledger
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
+)
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultSlotDuration         = 400 * time.Millisecond
+	DefaultFinalityDepth        = 32
+	DefaultLamportsPerSignature = 5000
+	DefaultSlotsPerEpoch        = 432_000
+	// DefaultFaucetLamports funds the faucet with 500 million SOL.
+	DefaultFaucetLamports = 500_000_000 * 1_000_000_000
+)
+
+// Agave constants the pipeline enforces.
+const (
+	// MaxProcessingAge is how many blocks a recent blockhash stays usable.
+	MaxProcessingAge = 150
+	// MaxAccountLocks is the most accounts one transaction may reference.
+	MaxAccountLocks = 64
+)
+
+// Config describes one ledger instance. The zero value is a usable
+// in-memory ledger with 400 ms slots; every field has a sensible default.
+type Config struct {
+	// Name labels the ledger in logs and in the genesis hash, so two
+	// ledgers in one process (base layer and ephemeral rollup) differ.
+	Name string
+	// DataDir holds the bbolt database. Empty means in-memory: nothing
+	// survives Close.
+	DataDir string
+	// NoSync skips fsync on commit (bbolt NoSync). Faster, but a machine
+	// crash may lose recent slots. Ignored in memory.
+	NoSync bool
+
+	// SlotDuration is the slot time (default 400 ms).
+	SlotDuration time.Duration
+	// ManualSlots disables the slot clock: slots end only when AdvanceSlot
+	// is called. Tests use it to move time deterministically.
+	ManualSlots bool
+	// FinalityDepth is how many slots a confirmed slot needs on top of it
+	// to be finalized. Zero means DefaultFinalityDepth; a negative value
+	// finalizes every slot as soon as it is durable.
+	FinalityDepth int
+	// SlotsPerEpoch is the epoch length (default 432 000).
+	SlotsPerEpoch uint64
+
+	// Rent sets the rent-exempt minimum (default runtime.DefaultRent).
+	Rent runtime.Rent
+	// LamportsPerSignature is the base fee per signature. Zero means the
+	// default 5 000; a negative value makes transactions free (as on
+	// public ephemeral rollups). Priority fees are still charged.
+	LamportsPerSignature int64
+	// AllowUnfundedFeePayers lets a transaction whose fee is zero name a
+	// fee payer that does not exist: it is treated as an empty System
+	// account (and stays absent unless the transaction credits it). This
+	// is MagicBlock's ephemeral-rollup rule that any keypair may pay,
+	// including one with no lamports; it only matters together with free
+	// transactions (LamportsPerSignature < 0).
+	AllowUnfundedFeePayers bool
+
+	// Programs are registered on top of the builtins (programs.Builtins
+	// plus Compute Budget); a registration with a builtin's id replaces it.
+	Programs []*runtime.Registration
+	// NoBuiltins leaves out the builtin programs, so that only Programs
+	// (and Compute Budget) run. Meant for tests of the bank itself.
+	NoBuiltins bool
+	// Genesis accounts are created in slot 0 of a new ledger, after the
+	// faucet, program and sysvar accounts (and may replace them).
+	Genesis []GenesisAccount
+
+	// Identity is the node identity reported by getIdentity. When nil a
+	// key is generated and, with a DataDir, stored so restarts keep it.
+	Identity ed25519.PrivateKey
+	// Faucet funds airdrops and test mints. When nil a key is generated
+	// and stored like Identity.
+	Faucet ed25519.PrivateKey
+	// FaucetLamports is the faucet's genesis balance.
+	FaucetLamports uint64
+
+	// Now is the wall clock used for block times and the Clock sysvar.
+	Now func() time.Time
+	// Logger receives operational logs (default: discard).
+	Logger *slog.Logger
+	// MaxPending bounds the transactions waiting for the slot loop; a full
+	// queue makes Process wait (default 100 000).
+	MaxPending int
+}
+
+// GenesisAccount is an account created at genesis.
+type GenesisAccount struct {
+	Key     solana.PublicKey
+	Account runtime.Account
+}
+
+func (c Config) normalized() Config {
+	if c.Name == "" {
+		c.Name = "ledger"
+	}
+	if c.SlotDuration <= 0 {
+		c.SlotDuration = DefaultSlotDuration
+	}
+	switch {
+	case c.FinalityDepth == 0:
+		c.FinalityDepth = DefaultFinalityDepth
+	case c.FinalityDepth < 0:
+		c.FinalityDepth = 0
+	}
+	if c.SlotsPerEpoch == 0 {
+		c.SlotsPerEpoch = DefaultSlotsPerEpoch
+	}
+	if c.Rent.LamportsPerByte == 0 {
+		c.Rent = runtime.DefaultRent
+	}
+	switch {
+	case c.LamportsPerSignature == 0:
+		c.LamportsPerSignature = DefaultLamportsPerSignature
+	case c.LamportsPerSignature < 0:
+		c.LamportsPerSignature = 0
+	}
+	if c.FaucetLamports == 0 {
+		c.FaucetLamports = DefaultFaucetLamports
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = 100_000
+	}
+	return c
+}
+
+// Commitment is how settled a read must be: processed (executed in the
+// current slot), confirmed (its slot is durable on disk) or finalized
+// (FinalityDepth slots deeper than that).
+type Commitment uint8
+
+// Commitment levels, weakest first.
+const (
+	Processed Commitment = iota
+	Confirmed
+	Finalized
+)
+
+// String returns the JSON-RPC spelling.
+func (c Commitment) String() string {
+	switch c {
+	case Processed:
+		return "processed"
+	case Confirmed:
+		return "confirmed"
+	case Finalized:
+		return "finalized"
+	}
+	return fmt.Sprintf("commitment(%d)", uint8(c))
+}
+
+// ParseCommitment reads a JSON-RPC commitment. The empty string is
+// finalized, the Agave default; the deprecated aliases are accepted.
+func ParseCommitment(s string) (Commitment, error) {
+	switch s {
+	case "", "finalized", "max", "root":
+		return Finalized, nil
+	case "confirmed", "single", "singleGossip":
+		return Confirmed, nil
+	case "processed", "recent":
+		return Processed, nil
+	}
+	return 0, fmt.Errorf("unknown commitment %q", s)
+}

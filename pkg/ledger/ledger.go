@@ -1,0 +1,724 @@
+package ledger
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
+	"github.com/ferry-sh/ferry/pkg/spl"
+)
+
+// ErrClosed is returned by calls on a closed ledger.
+var ErrClosed = errors.New("ledger closed")
+
+// Ledger is an embedded Solana-style chain: a bank of accounts, a
+// transaction pipeline in Agave's order, a slot clock producing blocks with
+// chained blockhashes, processed/confirmed/finalized commitment, and
+// history, persisted to bbolt with one write transaction per slot.
+//
+// Several ledgers can run in one process (e.g. a base layer and an
+// ephemeral rollup); they share nothing.
+//
+// Concurrency: one goroutine (the slot loop) owns the bank and executes
+// transactions one at a time; a second one (the persister) writes frozen
+// slots and advances the confirmed and finalized marks. Readers take
+// consistent snapshots under a read lock. Every method is safe for
+// concurrent use.
+type Ledger struct {
+	cfg           Config
+	log           *slog.Logger
+	exec          *runtime.Executor
+	registrations []*runtime.Registration
+	store         store
+	identity      ed25519.PrivateKey
+	faucet        ed25519.PrivateKey
+	genesisHash   solana.Hash
+	genesisTime   int64
+	verifier      *sigVerifier
+	keepBlocks    int
+
+	// mu guards the state below. The slot loop is its only writer except
+	// for confirmed and finalized, which the persister advances.
+	mu       sync.RWMutex
+	accounts map[solana.PublicKey]*Account // processed state; values are immutable
+	diffs    []*slotState                  // unfinalized slots, ascending; the last is working
+	working  *slotState
+	recent   []*blockHeader // recent frozen blocks, ascending
+	hashes   map[solana.Hash]uint64
+	status   map[solana.Signature]statusEntry
+	txCount  uint64 // processed transactions, all time
+	owners   keyIndex
+	mints    keyIndex
+	// confirmed is the newest durable block, finalized the newest block
+	// FinalityDepth below it.
+	confirmed *blockHeader
+	finalized *blockHeader
+	failure   error // a commit failed; the ledger stops accepting work
+	// failed mirrors failure != nil so the hot path checks health without
+	// taking mu.
+	failed atomic.Bool
+
+	qmu     sync.Mutex
+	queue   []*pending
+	stopped bool
+	sem     chan struct{}
+	wake    chan struct{}
+	ops     chan func()
+
+	persistCh   chan *frozenSlot
+	quit        chan struct{}
+	closed      atomic.Bool
+	loopDone    chan struct{}
+	persistDone chan struct{}
+
+	notifyMu sync.Mutex
+	notifyCh chan struct{}
+	subs     subscribers
+}
+
+// blockHeader is an in-memory frozen block.
+type blockHeader struct {
+	slot, parent, height uint64
+	hash, prevHash       solana.Hash
+	time                 int64
+	txCount              uint64 // cumulative
+	sigs                 []solana.Signature
+}
+
+// slotState is one unfinalized slot: the values its writes replaced
+// (nil: the account did not exist), so reads at an older commitment can
+// look through it, plus what it produced.
+type slotState struct {
+	slot, height, parent uint64
+	parentHash           solana.Hash
+	time                 int64
+	pre                  map[solana.PublicKey]*Account
+	txs                  []*TxRecord
+	applied              [][]AccountWrite
+	removals             []indexRemoval
+}
+
+type statusEntry struct {
+	slot uint64
+	err  *runtime.TxError
+}
+
+// Open creates or reopens a ledger and starts its slot clock. Close it to
+// flush the last slot and release the database.
+func Open(cfg Config) (*Ledger, error) {
+	cfg = cfg.normalized()
+	l := &Ledger{
+		cfg:         cfg,
+		log:         cfg.Logger.With("ledger", cfg.Name),
+		accounts:    map[solana.PublicKey]*Account{},
+		hashes:      map[solana.Hash]uint64{},
+		status:      map[solana.Signature]statusEntry{},
+		owners:      keyIndex{},
+		mints:       keyIndex{},
+		sem:         make(chan struct{}, cfg.MaxPending),
+		wake:        make(chan struct{}, 1),
+		ops:         make(chan func()),
+		persistCh:   make(chan *frozenSlot, 4),
+		quit:        make(chan struct{}),
+		loopDone:    make(chan struct{}),
+		persistDone: make(chan struct{}),
+		notifyCh:    make(chan struct{}),
+		verifier:    newSigVerifier(),
+	}
+	// The persister may lag a few slots behind the loop; keep enough block
+	// headers to resolve confirmed and finalized, and blockhash ages.
+	l.keepBlocks = MaxProcessingAge + 2 + cfg.FinalityDepth + cap(l.persistCh) + 2
+	l.registrations = registrations(cfg)
+	l.exec = runtime.NewExecutor(l.registrations...)
+
+	if cfg.DataDir == "" {
+		l.store = newMemStore()
+	} else {
+		s, err := openBoltStore(cfg.DataDir, cfg.NoSync)
+		if err != nil {
+			l.verifier.stop()
+			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
+		}
+		l.store = s
+	}
+	if err := l.init(); err != nil {
+		l.store.close()
+		l.verifier.stop()
+		return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
+	}
+	go l.loop()
+	go l.persist()
+	return l, nil
+}
+
+// registrations is Compute Budget, the builtins and cfg.Programs, later
+// ones replacing earlier ones with the same id.
+func registrations(cfg Config) []*runtime.Registration {
+	regs := []*runtime.Registration{runtime.ComputeBudgetProgram}
+	if !cfg.NoBuiltins {
+		regs = append(regs, builtinPrograms()...)
+	}
+	regs = append(regs, cfg.Programs...)
+	var out []*runtime.Registration
+	for _, r := range regs {
+		if r == nil {
+			continue
+		}
+		if i := slices.IndexFunc(out, func(o *runtime.Registration) bool { return o.ID == r.ID }); i >= 0 {
+			out[i] = r
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Meta keys of persisted node state.
+const (
+	metaGenesis  = "genesis" // hash (32) | created unix (8)
+	metaIdentity = "identity"
+	metaFaucet   = "faucet"
+)
+
+func (l *Ledger) key(name string, given ed25519.PrivateKey) (ed25519.PrivateKey, error) {
+	if given != nil {
+		if len(given) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("%s key has %d bytes, want %d", name, len(given), ed25519.PrivateKeySize)
+		}
+		return given, nil
+	}
+	stored, err := l.store.getMeta(name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s key: %w", name, err)
+	}
+	if len(stored) == ed25519.PrivateKeySize {
+		return ed25519.PrivateKey(stored), nil
+	}
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s key: %w", name, err)
+	}
+	if err := l.store.putMeta(name, k); err != nil {
+		return nil, fmt.Errorf("store %s key: %w", name, err)
+	}
+	return k, nil
+}
+
+// init loads the persisted state, or creates genesis for a new store, and
+// opens the first working slot.
+func (l *Ledger) init() error {
+	var err error
+	if l.identity, err = l.key(metaIdentity, l.cfg.Identity); err != nil {
+		return err
+	}
+	if l.faucet, err = l.key(metaFaucet, l.cfg.Faucet); err != nil {
+		return err
+	}
+	st, err := l.store.load(func(k solana.PublicKey, a *Account) {
+		l.accounts[k] = a
+		l.indexAccount(k, a)
+	})
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return l.createGenesis()
+	}
+	g, err := l.store.getMeta(metaGenesis)
+	if err != nil || len(g) != 40 {
+		return fmt.Errorf("read genesis: %w", errors.Join(err, errCorrupt))
+	}
+	copy(l.genesisHash[:], g[:32])
+	l.genesisTime = int64(binary.LittleEndian.Uint64(g[32:]))
+	for _, r := range st.recent {
+		h := headerOf(r)
+		l.recent = append(l.recent, h)
+		l.hashes[h.hash] = h.height
+		for i, s := range r.Signatures {
+			l.status[s] = statusEntry{slot: r.Slot, err: r.Errs[i]}
+		}
+	}
+	tip := l.recent[len(l.recent)-1]
+	l.txCount = tip.txCount
+	// Everything on disk is durable; with the undo history of the last
+	// slots gone, it is also the finalized state.
+	l.confirmed, l.finalized = tip, tip
+	if a := l.accounts[pubkeyOf(l.faucet)]; a == nil && l.cfg.Faucet != nil {
+		l.log.Warn("faucet key has no funds in this ledger", "faucet", pubkeyOf(l.faucet))
+	}
+	l.log.Info("ledger resumed", "slot", tip.slot, "accounts", len(l.accounts), "transactions", tip.txCount)
+	l.mu.Lock()
+	l.openSlot(tip)
+	l.mu.Unlock()
+	return nil
+}
+
+func headerOf(r *blockRecord) *blockHeader {
+	return &blockHeader{
+		slot: r.Slot, parent: r.ParentSlot, height: r.Height, hash: r.Blockhash, prevHash: r.PreviousBlockhash,
+		time: r.Time, txCount: r.TxCount, sigs: r.Signatures,
+	}
+}
+
+func (l *Ledger) createGenesis() error {
+	now := l.cfg.Now().Unix()
+	writes := l.genesisAccounts(now)
+	l.genesisHash = genesisHash(l.cfg.Name, now, writes)
+	l.genesisTime = now
+	g := append(l.genesisHash[:], binary.LittleEndian.AppendUint64(nil, uint64(now))...)
+	if err := l.store.putMeta(metaGenesis, g); err != nil {
+		return fmt.Errorf("store genesis: %w", err)
+	}
+	for _, w := range writes {
+		l.accounts[w.Key] = w.Account
+		l.indexAccount(w.Key, w.Account)
+	}
+	h := &blockHeader{slot: 0, height: 0, hash: l.genesisHash, time: now}
+	f := &frozenSlot{
+		genesis: true,
+		block:   &Block{Slot: 0, Blockhash: h.hash, Time: now, Writes: writes},
+		record:  &blockRecord{BlockInfo: BlockInfo{Slot: 0, Blockhash: h.hash, Time: now}},
+	}
+	if err := l.store.commit(f); err != nil {
+		return fmt.Errorf("commit genesis: %w", err)
+	}
+	l.recent = []*blockHeader{h}
+	l.hashes[h.hash] = 0
+	l.confirmed, l.finalized = h, h
+	l.log.Info("ledger created", "genesis", l.genesisHash, "faucet", pubkeyOf(l.faucet), "programs", len(l.registrations))
+	l.mu.Lock()
+	l.openSlot(h)
+	l.mu.Unlock()
+	return nil
+}
+
+// openSlot starts the working slot on top of parent and updates the Clock
+// sysvar. Callers hold mu.
+func (l *Ledger) openSlot(parent *blockHeader) {
+	now := l.cfg.Now().Unix()
+	slot := parent.slot + 1
+	s := &slotState{
+		slot: slot, height: parent.height + 1, parent: parent.slot, parentHash: parent.hash,
+		time: now, pre: map[solana.PublicKey]*Account{},
+	}
+	l.working = s
+	l.diffs = append(l.diffs, s)
+	epoch := slot / l.cfg.SlotsPerEpoch
+	l.put(spl.SysvarClockID, sysvarAccount(l.cfg.Rent, ClockSysvarData(slot, l.genesisTime, epoch, now)))
+}
+
+// env is what programs see of the working slot.
+func (l *Ledger) env() runtime.Env {
+	return runtime.Env{Slot: l.working.slot, Epoch: l.working.slot / l.cfg.SlotsPerEpoch, UnixTimestamp: l.working.time, Rent: l.cfg.Rent}
+}
+
+// loop is the slot loop: it executes queued transactions, runs privileged
+// operations and freezes a slot on every tick.
+func (l *Ledger) loop() {
+	defer close(l.loopDone)
+	var tick <-chan time.Time
+	if !l.cfg.ManualSlots {
+		t := time.NewTicker(l.cfg.SlotDuration)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-l.wake:
+			l.drain()
+		case <-tick:
+			l.drain()
+			l.freeze()
+		case op := <-l.ops:
+			l.drain()
+			op()
+		case <-l.quit:
+			l.qmu.Lock()
+			l.stopped = true
+			l.qmu.Unlock()
+			l.drain()
+			l.mu.RLock()
+			busy := len(l.working.txs) > 0 || len(l.working.applied) > 0
+			l.mu.RUnlock()
+			if busy {
+				l.freeze()
+			}
+			close(l.persistCh)
+			return
+		}
+	}
+}
+
+// chunk bounds how long readers wait for the write lock while a backlog
+// of transactions executes.
+const chunk = 64
+
+// drain executes what is queued right now. It does not loop until the
+// queue is empty, so a steady stream cannot starve the slot clock.
+func (l *Ledger) drain() {
+	l.qmu.Lock()
+	batch := l.queue
+	l.queue = nil
+	l.qmu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	outs := make([]outcome, min(len(batch), chunk))
+	for len(batch) > 0 {
+		n := min(len(batch), chunk)
+		l.mu.Lock()
+		for i, p := range batch[:n] {
+			outs[i] = l.executeAndCommit(p)
+		}
+		l.mu.Unlock()
+		for i, p := range batch[:n] {
+			p.done <- outs[i]
+			<-l.sem
+		}
+		batch = batch[n:]
+	}
+	l.broadcast()
+}
+
+// freeze ends the working slot: it becomes a block with a blockhash, is
+// handed to the persister, and the next slot opens.
+func (l *Ledger) freeze() {
+	if l.failed.Load() {
+		return
+	}
+	// The slot loop is the bank's only writer, so it reads the working
+	// slot and the accounts without mu; only the switch to the next slot
+	// needs the lock, and readers are not held up while the block is
+	// hashed and its write list built and sorted.
+	w := l.working
+	parent := l.recent[len(l.recent)-1]
+	h := &blockHeader{
+		slot: w.slot, parent: w.parent, height: w.height, prevHash: w.parentHash, time: w.time,
+		hash: nextBlockhash(w.parentHash, w.slot, w.txs), txCount: parent.txCount + uint64(len(w.txs)),
+	}
+	rec := &blockRecord{TxCount: h.txCount}
+	h.sigs = make([]solana.Signature, len(w.txs))
+	rec.Errs = make([]*runtime.TxError, len(w.txs))
+	for i, r := range w.txs {
+		h.sigs[i] = r.Signature
+		rec.Errs[i] = r.Err
+	}
+	rec.BlockInfo = BlockInfo{
+		Slot: h.slot, ParentSlot: h.parent, Height: h.height, Blockhash: h.hash,
+		PreviousBlockhash: h.prevHash, Time: h.time, Signatures: h.sigs,
+	}
+	writes := make([]AccountWrite, 0, len(w.pre))
+	for k := range w.pre {
+		writes = append(writes, AccountWrite{Key: k, Account: l.accounts[k]})
+	}
+	slices.SortFunc(writes, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
+	block := &Block{
+		Slot: h.slot, ParentSlot: h.parent, Height: h.height, Blockhash: h.hash, PreviousBlockhash: h.prevHash,
+		Time: h.time, Transactions: w.txs, Applied: w.applied, Writes: writes,
+	}
+
+	l.mu.Lock()
+	l.recent = append(l.recent, h)
+	l.hashes[h.hash] = h.height
+	if over := len(l.recent) - l.keepBlocks; over > 0 {
+		for _, old := range l.recent[:over] {
+			delete(l.hashes, old.hash)
+		}
+		l.recent = slices.Delete(l.recent, 0, over)
+	}
+	// The status cache only has to outlive the blockhashes its entries
+	// used; older statuses are answered from history.
+	for _, old := range l.recent {
+		if old.height+MaxProcessingAge+2 >= h.height {
+			break
+		}
+		for _, s := range old.sigs {
+			if e, ok := l.status[s]; ok && e.slot == old.slot {
+				delete(l.status, s)
+			}
+		}
+		old.sigs = nil
+	}
+	l.pruneFinalized()
+	l.openSlot(h)
+	l.mu.Unlock()
+
+	l.persistCh <- &frozenSlot{block: block, record: rec}
+}
+
+// pruneFinalized drops the undo history of finalized slots, which no
+// commitment level can read through anymore. Callers hold mu.
+func (l *Ledger) pruneFinalized() {
+	n := 0
+	for n < len(l.diffs)-1 && l.diffs[n].slot <= l.finalized.slot {
+		n++
+	}
+	for _, d := range l.diffs[:n] {
+		l.applyRemovals(d, l.diffs[n:])
+	}
+	clear(l.diffs[:n])
+	l.diffs = l.diffs[n:]
+}
+
+// persist writes frozen slots in order and then advances the confirmed
+// and finalized marks, so nothing is reported confirmed before it is on
+// disk.
+func (l *Ledger) persist() {
+	defer close(l.persistDone)
+	for f := range l.persistCh {
+		l.mu.RLock()
+		failed := l.failure != nil
+		l.mu.RUnlock()
+		if failed {
+			continue
+		}
+		if err := l.store.commit(f); err != nil {
+			l.log.Error("ledger halted: cannot persist slot", "slot", f.block.Slot, "err", err)
+			l.mu.Lock()
+			l.failure = err
+			l.failed.Store(true)
+			l.mu.Unlock()
+			l.broadcast()
+			continue
+		}
+		l.mu.Lock()
+		if h := l.headerAt(f.block.Slot); h != nil {
+			l.confirmed = h
+		}
+		if l.confirmed.slot >= uint64(l.cfg.FinalityDepth) {
+			if h := l.headerAt(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
+				l.finalized = h
+			}
+		}
+		l.mu.Unlock()
+		l.broadcast()
+		l.subs.publish(f.block)
+	}
+}
+
+// headerAt finds a recent block header by slot. Callers hold mu.
+func (l *Ledger) headerAt(slot uint64) *blockHeader {
+	i, ok := slices.BinarySearchFunc(l.recent, slot, func(h *blockHeader, s uint64) int {
+		switch {
+		case h.slot < s:
+			return -1
+		case h.slot > s:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return nil
+	}
+	return l.recent[i]
+}
+
+func (l *Ledger) broadcast() {
+	l.notifyMu.Lock()
+	close(l.notifyCh)
+	l.notifyCh = make(chan struct{})
+	l.notifyMu.Unlock()
+}
+
+func (l *Ledger) changed() <-chan struct{} {
+	l.notifyMu.Lock()
+	defer l.notifyMu.Unlock()
+	return l.notifyCh
+}
+
+// do runs fn on the slot loop and waits for it.
+func (l *Ledger) do(ctx context.Context, fn func()) error {
+	done := make(chan struct{})
+	select {
+	case l.ops <- func() { fn(); close(done) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.quit:
+		return ErrClosed
+	}
+	// Once queued, fn runs promptly; waiting for it regardless of ctx keeps
+	// callers from returning while their operation is still in flight.
+	select {
+	case <-done:
+		return nil
+	case <-l.loopDone:
+		return ErrClosed
+	}
+}
+
+// AdvanceSlot ends the working slot now (whatever the slot clock says) and
+// waits until the block is durable, returning its slot. Tests use it with
+// Config.ManualSlots to move the chain deterministically.
+func (l *Ledger) AdvanceSlot(ctx context.Context) (uint64, error) {
+	var slot uint64
+	var ferr error
+	err := l.do(ctx, func() {
+		l.mu.RLock()
+		slot, ferr = l.working.slot, l.failure
+		l.mu.RUnlock()
+		if ferr == nil {
+			l.freeze()
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	if ferr != nil {
+		return 0, fmt.Errorf("advance slot: %w", ferr)
+	}
+	return slot, l.waitConfirmed(ctx, slot)
+}
+
+// AdvanceSlots calls AdvanceSlot n times and returns the last slot.
+func (l *Ledger) AdvanceSlots(ctx context.Context, n int) (uint64, error) {
+	var slot uint64
+	for i := 0; i < n; i++ {
+		s, err := l.AdvanceSlot(ctx)
+		if err != nil {
+			return 0, err
+		}
+		slot = s
+	}
+	return slot, nil
+}
+
+// waitConfirmed waits until slot is durable.
+func (l *Ledger) waitConfirmed(ctx context.Context, slot uint64) error {
+	for {
+		ch := l.changed()
+		l.mu.RLock()
+		conf, failure := l.confirmed.slot, l.failure
+		l.mu.RUnlock()
+		if conf >= slot {
+			return nil
+		}
+		if failure != nil {
+			return fmt.Errorf("wait for slot %d: %w", slot, failure)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-l.persistDone:
+			return ErrClosed
+		}
+	}
+}
+
+// WaitForSlot waits until slot has reached commitment c.
+func (l *Ledger) WaitForSlot(ctx context.Context, slot uint64, c Commitment) error {
+	for {
+		ch := l.changed()
+		if l.Slot(c) >= slot {
+			return nil
+		}
+		if err := l.Health(); err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-l.persistDone:
+			return ErrClosed
+		}
+	}
+}
+
+// Close stops the slot clock, executes what is still queued, persists the
+// last slot and closes the database. It is idempotent.
+func (l *Ledger) Close() error {
+	if !l.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(l.quit)
+	<-l.loopDone
+	<-l.persistDone
+	l.verifier.stop()
+	l.subs.closeAll()
+	l.broadcast()
+	if err := l.store.close(); err != nil {
+		return fmt.Errorf("close ledger %s: %w", l.cfg.Name, err)
+	}
+	return nil
+}
+
+// Health is nil while the ledger accepts work; after a failed commit it
+// returns the failure.
+func (l *Ledger) Health() error {
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	if !l.failed.Load() {
+		return nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return fmt.Errorf("ledger halted: %w", l.failure)
+}
+
+// Name is the configured name.
+func (l *Ledger) Name() string { return l.cfg.Name }
+
+// Config returns the effective configuration (defaults applied).
+func (l *Ledger) Config() Config { return l.cfg }
+
+// Identity is the node identity public key (getIdentity).
+func (l *Ledger) Identity() solana.PublicKey { return pubkeyOf(l.identity) }
+
+// IdentityKey is the node identity keypair.
+func (l *Ledger) IdentityKey() ed25519.PrivateKey { return l.identity }
+
+// FaucetKey is the faucet keypair.
+func (l *Ledger) FaucetKey() ed25519.PrivateKey { return l.faucet }
+
+// GenesisHash identifies this ledger (getGenesisHash).
+func (l *Ledger) GenesisHash() solana.Hash { return l.genesisHash }
+
+// Rent is the rent configuration.
+func (l *Ledger) Rent() runtime.Rent { return l.cfg.Rent }
+
+// MinimumBalanceForRentExemption is the rent-exempt minimum for n bytes.
+func (l *Ledger) MinimumBalanceForRentExemption(n int) uint64 { return l.cfg.Rent.MinimumBalance(n) }
+
+// Programs lists the registered programs.
+func (l *Ledger) Programs() []*runtime.Registration { return slices.Clone(l.registrations) }
+
+func pubkeyOf(k ed25519.PrivateKey) solana.PublicKey {
+	var p solana.PublicKey
+	copy(p[:], k[32:])
+	return p
+}
+
+func compareKeys(a, b solana.PublicKey) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// rentEpochOf is what Agave stores for an account: u64::MAX once it is
+// rent-exempt (all accounts created today are), 0 otherwise.
+func (l *Ledger) rentEpochOf(a *Account) uint64 {
+	if a.Lamports >= l.cfg.Rent.MinimumBalance(len(a.Data)) {
+		return math.MaxUint64
+	}
+	return 0
+}

@@ -1,0 +1,180 @@
+package ledger
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/gagliardetto/solana-go"
+)
+
+// store persists produced slots and answers history queries. The ledger
+// keeps all accounts in memory; the store only has to write each slot's
+// changes once (commit) and hand everything back at startup (load).
+//
+// commit is called from a single goroutine, in slot order; the read
+// methods may run concurrently with it and see only committed slots.
+type store interface {
+	// load returns the persisted state, or nil for a new store.
+	load(accounts func(solana.PublicKey, *Account)) (*loadedState, error)
+	commit(f *frozenSlot) error
+	tx(sig solana.Signature) (*TxRecord, error)
+	block(slot uint64) (*blockRecord, error)
+	blockTxs(slot uint64) ([]*TxRecord, error)
+	// blockSlots lists the slots in [start, end] that have blocks,
+	// ascending, at most limit of them.
+	blockSlots(start, end uint64, limit int) ([]uint64, error)
+	// addressTxs lists the transactions that reference addr, newest
+	// first, strictly older than before (if set) and stopping before
+	// until (if set), at most limit of them, all in slots <= maxSlot.
+	addressTxs(addr solana.PublicKey, before, until *txLoc, maxSlot uint64, limit int) ([]*TxRecord, error)
+	location(sig solana.Signature) (*txLoc, error)
+	getMeta(key string) ([]byte, error)
+	putMeta(key string, val []byte) error
+	close() error
+}
+
+// txLoc is where a transaction sits: its slot and index in the block.
+type txLoc struct {
+	Slot  uint64
+	Index uint32
+}
+
+func (a txLoc) less(b txLoc) bool {
+	return a.Slot < b.Slot || (a.Slot == b.Slot && a.Index < b.Index)
+}
+
+// loadedState is what a store hands back at startup.
+type loadedState struct {
+	tip *blockRecord
+	// recent are the last blocks, oldest first, ending with tip.
+	recent []*blockRecord
+}
+
+// frozenSlot is a finished slot on its way to the store.
+type frozenSlot struct {
+	block   *Block
+	record  *blockRecord
+	genesis bool
+}
+
+// memStore keeps everything in memory; it is the store of a ledger
+// without a DataDir.
+type memStore struct {
+	mu     sync.RWMutex
+	blocks map[uint64]*blockRecord
+	slots  []uint64 // ascending
+	txs    map[solana.Signature]*TxRecord
+	byAddr map[solana.PublicKey][]*TxRecord // ascending by location
+	meta   map[string][]byte
+}
+
+func newMemStore() *memStore {
+	return &memStore{
+		blocks: map[uint64]*blockRecord{},
+		txs:    map[solana.Signature]*TxRecord{},
+		byAddr: map[solana.PublicKey][]*TxRecord{},
+		meta:   map[string][]byte{},
+	}
+}
+
+func (m *memStore) load(func(solana.PublicKey, *Account)) (*loadedState, error) { return nil, nil }
+
+func (m *memStore) commit(f *frozenSlot) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.blocks[f.record.Slot] = f.record
+	m.slots = append(m.slots, f.record.Slot)
+	for _, r := range f.block.Transactions {
+		stored := *r
+		stored.Writes = nil
+		m.txs[r.Signature] = &stored
+		tx, err := r.Transaction()
+		if err != nil {
+			continue // unreachable: landed transactions decoded once already
+		}
+		for _, k := range tx.Message.AccountKeys {
+			m.byAddr[k] = append(m.byAddr[k], &stored)
+		}
+	}
+	return nil
+}
+
+func (m *memStore) tx(sig solana.Signature) (*TxRecord, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.txs[sig], nil
+}
+
+func (m *memStore) location(sig solana.Signature) (*txLoc, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if r := m.txs[sig]; r != nil {
+		return &txLoc{r.Slot, r.Index}, nil
+	}
+	return nil, nil
+}
+
+func (m *memStore) block(slot uint64) (*blockRecord, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.blocks[slot], nil
+}
+
+func (m *memStore) blockTxs(slot uint64) ([]*TxRecord, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	b := m.blocks[slot]
+	if b == nil {
+		return nil, nil
+	}
+	out := make([]*TxRecord, len(b.Signatures))
+	for i, s := range b.Signatures {
+		out[i] = m.txs[s]
+	}
+	return out, nil
+}
+
+func (m *memStore) blockSlots(start, end uint64, limit int) ([]uint64, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	i, _ := slices.BinarySearch(m.slots, start)
+	var out []uint64
+	for ; i < len(m.slots) && m.slots[i] <= end && len(out) < limit; i++ {
+		out = append(out, m.slots[i])
+	}
+	return out, nil
+}
+
+func (m *memStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxSlot uint64, limit int) ([]*TxRecord, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	list := m.byAddr[addr]
+	var out []*TxRecord
+	for i := len(list) - 1; i >= 0 && len(out) < limit; i-- {
+		r := list[i]
+		loc := txLoc{r.Slot, r.Index}
+		if r.Slot > maxSlot || (before != nil && !loc.less(*before)) {
+			continue
+		}
+		if until != nil && !until.less(loc) {
+			break
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (m *memStore) getMeta(key string) ([]byte, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.meta[key], nil
+}
+
+func (m *memStore) putMeta(key string, val []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.meta[key] = val
+	return nil
+}
+
+func (m *memStore) close() error { return nil }

@@ -1,0 +1,306 @@
+package rpcserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// A single-pass JSON scanner for the request envelope. encoding/json
+// validates its whole input before decoding it, so splitting a batch,
+// decoding each request and then its params reads a sendTransaction body
+// (mostly one long base64 string) six or seven times; this reads it once.
+// scanValue accepts exactly what json.Valid accepts (FuzzScanValue checks
+// it), so error codes do not change.
+
+// scanValue validates the JSON value starting at b[i] (after optional
+// whitespace) and returns the index just past it, or -1.
+func scanValue(b []byte, i int) int {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return -1
+	}
+	switch c := b[i]; {
+	case c == '{':
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1
+		}
+		for {
+			if i = scanString(b, skipSpace(b, i)); i < 0 {
+				return -1
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return -1
+			}
+			if i = scanValue(b, i+1); i < 0 {
+				return -1
+			}
+			if i = skipSpace(b, i); i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case ',':
+				i++
+			case '}':
+				return i + 1
+			default:
+				return -1
+			}
+		}
+	case c == '[':
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1
+		}
+		for {
+			if i = scanValue(b, i); i < 0 {
+				return -1
+			}
+			if i = skipSpace(b, i); i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case ',':
+				i++
+			case ']':
+				return i + 1
+			default:
+				return -1
+			}
+		}
+	case c == '"':
+		return scanString(b, i)
+	case c == 't':
+		return scanLiteral(b, i, "true")
+	case c == 'f':
+		return scanLiteral(b, i, "false")
+	case c == 'n':
+		return scanLiteral(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	}
+	return -1
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func scanLiteral(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+func scanNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return -1
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return -1
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return -1
+		}
+	}
+	return i
+}
+
+// scanString validates a string starting at the quote b[i].
+func scanString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1
+		case c == '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 {
+					return -1
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 6
+			default:
+				return -1
+			}
+		case c < 0x20:
+			return -1
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				return -1
+			}
+			i += n
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// validJSON is json.Valid in one pass.
+func validJSON(b []byte) bool {
+	end := scanValue(b, 0)
+	return end >= 0 && skipSpace(b, end) == len(b)
+}
+
+// splitArray splits a valid JSON array into its elements.
+func splitArray(b []byte) ([]json.RawMessage, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, false
+	}
+	i = skipSpace(b, i+1)
+	out := []json.RawMessage{}
+	if i < len(b) && b[i] == ']' {
+		return out, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		start := skipSpace(b, i)
+		end := scanValue(b, start)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, json.RawMessage(b[start:end]))
+		if i = skipSpace(b, end); i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case ']':
+			return out, skipSpace(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// envelope holds the raw fields of a request object; a field that is
+// absent is nil.
+type envelope struct {
+	jsonrpc, id, method, params json.RawMessage
+}
+
+// scanEnvelope splits a request object into its fields (the last of
+// duplicate keys wins, as in encoding/json). ok is false when b is not a
+// JSON object; b must be valid JSON.
+func scanEnvelope(b []byte) (env envelope, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return env, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return env, true
+	}
+	for {
+		ks := skipSpace(b, i)
+		ke := scanString(b, ks)
+		if ke < 0 {
+			return env, false
+		}
+		i = skipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return env, false
+		}
+		vs := skipSpace(b, i+1)
+		ve := scanValue(b, vs)
+		if ve < 0 {
+			return env, false
+		}
+		key, plain := plainString(b[ks:ke])
+		if !plain {
+			var k string
+			if json.Unmarshal(b[ks:ke], &k) != nil {
+				return env, false
+			}
+			key = k
+		}
+		v := json.RawMessage(b[vs:ve])
+		switch key {
+		case "jsonrpc":
+			env.jsonrpc = v
+		case "id":
+			env.id = v
+		case "method":
+			env.method = v
+		case "params":
+			env.params = v
+		}
+		if i = skipSpace(b, ve); i >= len(b) {
+			return env, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case '}':
+			return env, true
+		default:
+			return env, false
+		}
+	}
+}
+
+// plainString returns the content of a valid JSON string without escape
+// sequences; ok is false for anything else (use encoding/json then).
+func plainString(b []byte) (string, bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' || bytes.IndexByte(b, '\\') >= 0 {
+		return "", false
+	}
+	return string(b[1 : len(b)-1]), true
+}

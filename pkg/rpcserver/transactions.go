@@ -1,0 +1,274 @@
+package rpcserver
+
+import (
+	"encoding/base64"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/mr-tron/base58"
+
+	"github.com/ferry-sh/ferry/pkg/ledger"
+	rt "github.com/ferry-sh/ferry/pkg/ledger/runtime"
+	"github.com/ferry-sh/ferry/pkg/txwire"
+)
+
+// Transaction encodings of getTransaction and getBlock.
+const (
+	txEncJSON       = "json"
+	txEncJSONParsed = "jsonParsed"
+	txEncBase58     = "base58"
+	txEncBase64     = "base64"
+)
+
+func checkTxEncoding(enc *string) (string, error) {
+	if enc == nil {
+		return txEncJSON, nil
+	}
+	switch *enc {
+	case txEncJSON, txEncJSONParsed, txEncBase58, txEncBase64:
+		return *enc, nil
+	case encBinary:
+		return txEncBase58, nil
+	}
+	return "", InvalidParams("unknown variant `%s`, expected one of `binary`, `base64`, `base58`, `json`, `jsonParsed`", *enc)
+}
+
+type uiHeader struct {
+	NumRequiredSignatures       uint8 `json:"numRequiredSignatures"`
+	NumReadonlySignedAccounts   uint8 `json:"numReadonlySignedAccounts"`
+	NumReadonlyUnsignedAccounts uint8 `json:"numReadonlyUnsignedAccounts"`
+}
+
+// uiInstruction is a compiled instruction in json encoding.
+type uiInstruction struct {
+	ProgramIDIndex uint8    `json:"programIdIndex"`
+	Accounts       []uint16 `json:"accounts"`
+	Data           string   `json:"data"`
+	StackHeight    *int     `json:"stackHeight"`
+}
+
+type uiLookup struct {
+	AccountKey      solana.PublicKey `json:"accountKey"`
+	WritableIndexes []uint16         `json:"writableIndexes"`
+	ReadonlyIndexes []uint16         `json:"readonlyIndexes"`
+}
+
+type uiMessage struct {
+	AccountKeys         []solana.PublicKey `json:"accountKeys"`
+	Header              uiHeader           `json:"header"`
+	RecentBlockhash     solana.Hash        `json:"recentBlockhash"`
+	Instructions        []uiInstruction    `json:"instructions"`
+	AddressTableLookups []uiLookup         `json:"addressTableLookups,omitempty"`
+}
+
+type uiParsedAccount struct {
+	Pubkey   solana.PublicKey `json:"pubkey"`
+	Writable bool             `json:"writable"`
+	Signer   bool             `json:"signer"`
+	Source   string           `json:"source"`
+}
+
+type uiParsedMessage struct {
+	AccountKeys         []uiParsedAccount `json:"accountKeys"`
+	RecentBlockhash     solana.Hash       `json:"recentBlockhash"`
+	Instructions        []any             `json:"instructions"`
+	AddressTableLookups []uiLookup        `json:"addressTableLookups,omitempty"`
+}
+
+type uiTransaction struct {
+	Signatures []solana.Signature `json:"signatures"`
+	Message    any                `json:"message"`
+}
+
+type uiInner struct {
+	Index        uint8 `json:"index"`
+	Instructions []any `json:"instructions"`
+}
+
+type uiTokenBalance struct {
+	AccountIndex  uint8            `json:"accountIndex"`
+	Mint          solana.PublicKey `json:"mint"`
+	Owner         solana.PublicKey `json:"owner"`
+	ProgramID     solana.PublicKey `json:"programId"`
+	UITokenAmount UITokenAmount    `json:"uiTokenAmount"`
+}
+
+type uiLoadedAddresses struct {
+	Writable []solana.PublicKey `json:"writable"`
+	Readonly []solana.PublicKey `json:"readonly"`
+}
+
+type uiReturnData struct {
+	ProgramID solana.PublicKey `json:"programId"`
+	Data      [2]string        `json:"data"`
+}
+
+type uiMeta struct {
+	Err                  *rt.TxError       `json:"err"`
+	Status               map[string]any    `json:"status"`
+	Fee                  uint64            `json:"fee"`
+	PreBalances          []uint64          `json:"preBalances"`
+	PostBalances         []uint64          `json:"postBalances"`
+	InnerInstructions    []uiInner         `json:"innerInstructions"`
+	LogMessages          []string          `json:"logMessages"`
+	PreTokenBalances     []uiTokenBalance  `json:"preTokenBalances"`
+	PostTokenBalances    []uiTokenBalance  `json:"postTokenBalances"`
+	Rewards              []any             `json:"rewards"`
+	LoadedAddresses      uiLoadedAddresses `json:"loadedAddresses"`
+	ComputeUnitsConsumed uint64            `json:"computeUnitsConsumed"`
+	CostUnits            uint64            `json:"costUnits"`
+	ReturnData           *uiReturnData     `json:"returnData,omitempty"`
+}
+
+// uiTxWithMeta is getTransaction's result and a getBlock transaction.
+type uiTxWithMeta struct {
+	Slot        *uint64 `json:"slot,omitempty"`
+	BlockTime   *int64  `json:"blockTime,omitempty"`
+	Transaction any     `json:"transaction"`
+	Meta        *uiMeta `json:"meta"`
+	Version     any     `json:"version,omitempty"`
+}
+
+func status(err *rt.TxError) map[string]any {
+	if err == nil {
+		return map[string]any{"Ok": nil}
+	}
+	return map[string]any{"Err": err}
+}
+
+func u16s(b []byte) []uint16 {
+	out := make([]uint16, len(b))
+	for i, v := range b {
+		out[i] = uint16(v)
+	}
+	return out
+}
+
+func tokenBalancesUI(tbs []ledger.TokenBalance) []uiTokenBalance {
+	out := make([]uiTokenBalance, len(tbs))
+	for i, t := range tbs {
+		out[i] = uiTokenBalance{AccountIndex: t.AccountIndex, Mint: t.Mint, Owner: t.Owner, ProgramID: t.ProgramID, UITokenAmount: tokenAmount(t.Amount, t.Decimals)}
+	}
+	return out
+}
+
+func returnDataUI(r *rt.ReturnData) *uiReturnData {
+	if r == nil {
+		return nil
+	}
+	return &uiReturnData{ProgramID: r.ProgramID, Data: [2]string{base64.StdEncoding.EncodeToString(r.Data), "base64"}}
+}
+
+// innerUI renders inner instructions; parsed selects jsonParsed form.
+func innerUI(inner []rt.InnerInstructions, msg *txwire.Message, parsed bool) []uiInner {
+	out := make([]uiInner, len(inner))
+	for i, in := range inner {
+		out[i] = uiInner{Index: in.Index, Instructions: make([]any, len(in.Instructions))}
+		for j, ix := range in.Instructions {
+			h := ix.StackHeight
+			if parsed {
+				out[i].Instructions[j] = parseInstruction(msg.AccountKeys, ix.ProgramIDIndex, ix.Accounts, ix.Data, &h)
+			} else {
+				out[i].Instructions[j] = uiInstruction{ProgramIDIndex: ix.ProgramIDIndex, Accounts: u16s(ix.Accounts), Data: base58.Encode(ix.Data), StackHeight: &h}
+			}
+		}
+	}
+	return out
+}
+
+func metaUI(m *ledger.TxMeta, err *rt.TxError, msg *txwire.Message, parsed bool) *uiMeta {
+	return &uiMeta{
+		Err: err, Status: status(err), Fee: m.Fee,
+		PreBalances: m.PreBalances, PostBalances: m.PostBalances,
+		InnerInstructions: innerUI(m.InnerInstructions, msg, parsed),
+		LogMessages:       m.Logs,
+		PreTokenBalances:  tokenBalancesUI(m.PreTokenBalances), PostTokenBalances: tokenBalancesUI(m.PostTokenBalances),
+		Rewards:              []any{},
+		LoadedAddresses:      uiLoadedAddresses{Writable: []solana.PublicKey{}, Readonly: []solana.PublicKey{}},
+		ComputeUnitsConsumed: m.ComputeUnits, CostUnits: m.CostUnits,
+		ReturnData: returnDataUI(m.ReturnData),
+	}
+}
+
+func lookupsUI(msg *txwire.Message) []uiLookup {
+	if msg.Version == txwire.Legacy {
+		return nil
+	}
+	out := make([]uiLookup, len(msg.AddressTableLookups))
+	for i, l := range msg.AddressTableLookups {
+		out[i] = uiLookup{AccountKey: l.AccountKey, WritableIndexes: u16s(l.WritableIndexes), ReadonlyIndexes: u16s(l.ReadonlyIndexes)}
+	}
+	return out
+}
+
+// transactionUI renders a transaction in the requested encoding.
+func transactionUI(tx *txwire.Transaction, raw []byte, enc string) any {
+	switch enc {
+	case txEncBase64:
+		return [2]string{base64.StdEncoding.EncodeToString(raw), "base64"}
+	case txEncBase58:
+		return [2]string{base58.Encode(raw), "base58"}
+	}
+	msg := &tx.Message
+	if enc == txEncJSONParsed {
+		pm := uiParsedMessage{RecentBlockhash: msg.RecentBlockhash, AddressTableLookups: lookupsUI(msg)}
+		pm.AccountKeys = make([]uiParsedAccount, len(msg.AccountKeys))
+		for i, k := range msg.AccountKeys {
+			pm.AccountKeys[i] = uiParsedAccount{Pubkey: k, Writable: msg.IsWritable(i), Signer: msg.IsSigner(i), Source: "transaction"}
+		}
+		pm.Instructions = make([]any, len(msg.Instructions))
+		for i, ix := range msg.Instructions {
+			pm.Instructions[i] = parseInstruction(msg.AccountKeys, ix.ProgramIDIndex, ix.Accounts, ix.Data, nil)
+		}
+		return uiTransaction{Signatures: tx.Signatures, Message: pm}
+	}
+	m := uiMessage{
+		AccountKeys: msg.AccountKeys,
+		Header: uiHeader{msg.Header.NumRequiredSignatures, msg.Header.NumReadonlySignedAccounts,
+			msg.Header.NumReadonlyUnsignedAccounts},
+		RecentBlockhash:     msg.RecentBlockhash,
+		Instructions:        make([]uiInstruction, len(msg.Instructions)),
+		AddressTableLookups: lookupsUI(msg),
+	}
+	for i, ix := range msg.Instructions {
+		m.Instructions[i] = uiInstruction{ProgramIDIndex: ix.ProgramIDIndex, Accounts: u16s(ix.Accounts), Data: base58.Encode(ix.Data)}
+	}
+	return uiTransaction{Signatures: tx.Signatures, Message: m}
+}
+
+// versionUI is the "version" field: present only when the client sent
+// maxSupportedTransactionVersion. It fails with -32015 for a v0
+// transaction the client did not declare support for.
+func versionUI(tx *txwire.Transaction, maxVersion *uint8) (any, error) {
+	if maxVersion == nil {
+		if tx.Message.Version != txwire.Legacy {
+			return nil, Errorf(CodeUnsupportedTxVersion, "Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": 0")
+		}
+		return nil, nil
+	}
+	if tx.Message.Version == txwire.Legacy {
+		return "legacy", nil
+	}
+	return 0, nil
+}
+
+// txWithMetaUI renders a landed transaction for getTransaction/getBlock.
+func txWithMetaUI(r *ledger.TxRecord, enc string, maxVersion *uint8, withSlot bool) (*uiTxWithMeta, error) {
+	tx, err := r.Transaction()
+	if err != nil {
+		return nil, err
+	}
+	ver, err := versionUI(tx, maxVersion)
+	if err != nil {
+		return nil, err
+	}
+	out := &uiTxWithMeta{
+		Transaction: transactionUI(tx, r.Raw, enc),
+		Meta:        metaUI(r.Meta, r.Err, &tx.Message, enc == txEncJSONParsed),
+		Version:     ver,
+	}
+	if withSlot {
+		slot, bt := r.Slot, r.BlockTime
+		out.Slot, out.BlockTime = &slot, &bt
+	}
+	return out, nil
+}
