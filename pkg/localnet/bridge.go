@@ -1,0 +1,222 @@
+package localnet
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/ledger/programs/magic"
+	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
+	"github.com/ferry-sh/ferry/pkg/spl"
+	"github.com/ferry-sh/ferry/pkg/txwire"
+)
+
+// bridge is the local validator. One goroutine (run) owns all of its
+// state; everything it must remember across restarts lives in the two
+// ledgers (see the package documentation).
+type bridge struct {
+	p       *Pair
+	log     *slog.Logger
+	key     ed25519.PrivateKey
+	me      solana.PublicKey
+	syncReq chan chan error
+
+	// scanned is how far base history has been scanned without finding
+	// work; it only saves rescanning and is rebuilt from the persisted
+	// cursor after a restart.
+	scanned magic.Position
+	// failing counts the failed attempts of intents, to throttle logs.
+	failing map[uint64]int
+	// lastErr and errCount throttle the logging of a pass error that
+	// repeats on every block.
+	lastErr  string
+	errCount int
+}
+
+// reportPassError logs a failed pass: a new error at once, a repeating one
+// every hundredth time.
+func (b *bridge) reportPassError(err error) {
+	if s := err.Error(); s != b.lastErr {
+		b.lastErr, b.errCount = s, 0
+	}
+	if b.errCount%100 == 0 {
+		b.log.Warn("validator pass failed", "err", err, "repeats", b.errCount)
+	}
+	b.errCount++
+}
+
+func newBridge(p *Pair) *bridge {
+	return &bridge{p: p, log: p.cfg.Logger.With("component", "validator"), key: p.identity, me: p.Identity(),
+		syncReq: make(chan chan error), failing: map[uint64]int{}}
+}
+
+// errRetry marks a step that could not complete now (a transaction did
+// not land, e.g. its blockhash clashed); the next pass retries it.
+var errRetry = errors.New("retry on the next pass")
+
+// run is the bridge's loop: a pass on every committed block of either
+// ledger and on every crank tick, and Sync requests.
+func (b *bridge) run(ctx context.Context) {
+	var baseBlocks, erBlocks <-chan *ledger.Block
+	var tick <-chan time.Time
+	if !b.p.cfg.ManualSlots {
+		baseBlocks = b.p.Base.Subscribe(ctx)
+		erBlocks = b.p.Ephemeral.Subscribe(ctx)
+		t := time.NewTicker(b.p.cfg.CrankInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-baseBlocks:
+			if !ok {
+				baseBlocks = nil
+				continue
+			}
+		case _, ok := <-erBlocks:
+			if !ok {
+				erBlocks = nil
+				continue
+			}
+		case <-tick:
+		case reply := <-b.syncReq:
+			reply <- b.sync(ctx)
+			continue
+		}
+		drain(baseBlocks)
+		drain(erBlocks)
+		if _, err := b.pass(ctx); err != nil && ctx.Err() == nil {
+			b.reportPassError(err)
+		} else {
+			b.lastErr, b.errCount = "", 0
+		}
+	}
+}
+
+// drain empties a block channel without blocking: one pass serves them
+// all.
+func drain(ch <-chan *ledger.Block) {
+	for ch != nil {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// maxSyncPasses bounds Sync against a bridge that never settles (a bug).
+const maxSyncPasses = 10_000
+
+// sync runs passes until one finds nothing to do, making the work of each
+// pass durable first (advancing slots in manual mode, waiting for the
+// slot clocks otherwise).
+func (b *bridge) sync(ctx context.Context) error {
+	for i := 0; i < maxSyncPasses; i++ {
+		if err := b.settle(ctx); err != nil {
+			return err
+		}
+		work, err := b.pass(ctx)
+		if err != nil && !errors.Is(err, errRetry) {
+			return err
+		}
+		if !work && err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("sync: the validator did not settle after %d passes", maxSyncPasses)
+}
+
+// settle makes everything processed so far confirmed on both ledgers.
+func (b *bridge) settle(ctx context.Context) error {
+	for _, l := range []*ledger.Ledger{b.p.Base, b.p.Ephemeral} {
+		target := l.Slot(ledger.Processed)
+		if b.p.cfg.ManualSlots {
+			if _, err := l.AdvanceSlot(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		// The working slot freezes at the next tick; wait for it to be
+		// durable.
+		if err := l.WaitForSlot(ctx, target, ledger.Confirmed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pass does all the work currently visible: base → ephemeral (clones and
+// post-delegation actions), ephemeral → base (intents), the crank, and
+// accepting executed intents. It reports whether it did anything.
+func (b *bridge) pass(ctx context.Context) (bool, error) {
+	var work bool
+	var errs []error
+	for _, step := range []func(context.Context) (bool, error){b.baseToEphemeral, b.ephemeralToBase, b.crank, b.accept} {
+		w, err := step(ctx)
+		work = work || w
+		if err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return work, errors.Join(errs...)
+}
+
+// computeLimit asks for the maximum compute budget: the validator's
+// transactions bundle several instructions with CPIs.
+func computeLimit() txwire.Instruction {
+	return txwire.Instruction{ProgramID: spl.ComputeBudgetProgramID, Data: binary.LittleEndian.AppendUint32([]byte{2}, runtime.MaxComputeUnitLimit)}
+}
+
+// send signs ixs with the validator identity (fee payer) and processes
+// the transaction on l. A transaction that did not land returns an error
+// (errRetry for a duplicate of one already landed in this blockhash's
+// lifetime); a landed one returns its record, failed or not.
+func (b *bridge) send(ctx context.Context, l *ledger.Ledger, ixs ...txwire.Instruction) (*ledger.TxRecord, error) {
+	bh, _ := l.LatestBlockhash(ledger.Processed)
+	msg, err := txwire.Compile(b.me, append([]txwire.Instruction{computeLimit()}, ixs...), bh.Blockhash)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s transaction: %w", l.Name(), err)
+	}
+	tx := txwire.NewUnsigned(msg)
+	if err := tx.Sign(b.key); err != nil {
+		return nil, fmt.Errorf("sign %s transaction: %w", l.Name(), err)
+	}
+	rec, err := l.Process(ctx, tx.Bytes())
+	if errors.Is(err, runtime.ErrAlreadyProcessed) {
+		return nil, errRetry
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s transaction: %w", l.Name(), err)
+	}
+	return rec, nil
+}
+
+// failedAt reports whether a landed transaction failed at instruction i
+// (counting the validator's instructions, after the compute budget one)
+// with want.
+func failedAt(rec *ledger.TxRecord, i int, want *runtime.InstructionError) bool {
+	return rec.Err != nil && rec.Err.Is(runtime.InstructionFailed(i+1, want))
+}
+
+func logsOf(rec *ledger.TxRecord) []string {
+	if rec == nil || rec.Meta == nil {
+		return nil
+	}
+	return rec.Meta.Logs
+}

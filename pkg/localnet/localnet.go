@@ -1,0 +1,356 @@
+// Package localnet is the rollup in a box: a base-layer ledger (Solana,
+// 400 ms slots) and an ephemeral-rollup ledger (MagicBlock ER, 50 ms
+// slots) in one process, each behind its own chain-node JSON-RPC handler,
+// with the local validator's work between them (docs/localnet.md):
+//
+//   - cloning accounts delegated to the local validator into the
+//     ephemeral ledger and projecting eATA balances into ATAs;
+//   - running post-delegation actions (shuttle merges, private transfers,
+//     withdrawals) on the ephemeral ledger;
+//   - executing ephemeral intents (commits, undelegations, payouts) on
+//     base;
+//   - cranking the transfer queues.
+//
+// Open returns a Pair. The bridge is driven by committed (confirmed)
+// state and is exactly-once across restarts: its cursor over base history
+// lives in the ephemeral ledger and advances atomically with the work it
+// records, and the intents it executes on base are fenced by an intent
+// guard on base that advances atomically with them. Nothing the bridge
+// needs is kept only in memory.
+package localnet
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/espl"
+	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/ledger/programs/delegation"
+	esplprog "github.com/ferry-sh/ferry/pkg/ledger/programs/espl"
+	"github.com/ferry-sh/ferry/pkg/ledger/programs/magic"
+	"github.com/ferry-sh/ferry/pkg/ledger/programs/permission"
+	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
+	"github.com/ferry-sh/ferry/pkg/rpcserver"
+)
+
+// Defaults.
+const (
+	DefaultBaseSlot      = 400 * time.Millisecond
+	DefaultEphemeralSlot = 50 * time.Millisecond
+	DefaultCrankInterval = 50 * time.Millisecond
+	// DefaultValidatorLamports funds the validator identity on base at
+	// genesis; it pays the fees of the validator's base transactions.
+	DefaultValidatorLamports = 1_000 * 1_000_000_000
+	// KeypairFile is the validator identity's file in the data directory
+	// (Solana CLI format: a JSON array of the 64 secret key bytes).
+	KeypairFile = "validator-keypair.json"
+)
+
+// Config configures Open. The zero value runs in memory with MagicBlock's
+// slot times.
+type Config struct {
+	// DataDir holds the ledgers ("base", "ephemeral") and the validator
+	// identity. Empty runs in memory.
+	DataDir string
+	// Identity is the validator identity (getIdentity of the ephemeral
+	// node, delegation authority, sealed-box recipient). Nil loads it
+	// from DataDir, or generates one (and stores it there).
+	Identity ed25519.PrivateKey
+	// BaseSlot and EphemeralSlot are the slot durations.
+	BaseSlot, EphemeralSlot time.Duration
+	// ManualSlots stops both slot clocks and the bridge's own loop: slots
+	// advance and the bridge runs only in Sync (deterministic tests).
+	ManualSlots bool
+	// FinalityDepth is the base ledger's (see ledger.Config).
+	FinalityDepth int
+	// NoSync skips fsync on commit (development only).
+	NoSync bool
+	// Now is the clock of both ledgers (block times, the Clock sysvar that
+	// queue delays are measured against). Default time.Now.
+	Now func() time.Time
+	// CrankInterval is how often the bridge looks for ready queue entries
+	// between block notifications.
+	CrankInterval time.Duration
+	// ValidatorLamports funds the identity on base at genesis.
+	ValidatorLamports uint64
+	// BaseGenesis and EphemeralGenesis add genesis accounts.
+	BaseGenesis, EphemeralGenesis []ledger.GenesisAccount
+	Logger                        *slog.Logger
+}
+
+func (c Config) normalized() Config {
+	if c.BaseSlot <= 0 {
+		c.BaseSlot = DefaultBaseSlot
+	}
+	if c.EphemeralSlot <= 0 {
+		c.EphemeralSlot = DefaultEphemeralSlot
+	}
+	if c.CrankInterval <= 0 {
+		c.CrankInterval = DefaultCrankInterval
+	}
+	if c.ValidatorLamports == 0 {
+		c.ValidatorLamports = DefaultValidatorLamports
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Pair is a running base ledger and ephemeral rollup with the local
+// validator between them. Close it to stop the bridge and flush both
+// ledgers.
+type Pair struct {
+	// Base and Ephemeral are the two ledgers. Read them freely; write only
+	// through transactions (the bridge owns the privileged writes).
+	Base, Ephemeral *ledger.Ledger
+	// BaseRPC and EphemeralRPC are their JSON-RPC handlers. The ephemeral
+	// one answers getIdentity with the validator identity and adds
+	// MagicBlock's getBlockhashForAccounts, getDelegationStatus and
+	// getRoutes.
+	BaseRPC, EphemeralRPC *rpcserver.Handler
+
+	cfg      Config
+	identity ed25519.PrivateKey
+	bridge   *bridge
+	cancel   context.CancelFunc
+	done     chan struct{}
+	closeMu  sync.Mutex
+	closed   bool
+}
+
+// Programs returns the programs of each ledger for a validator identity
+// (besides the builtins every ledger runs): eSPL, the delegation program
+// and the permission program on base; eSPL, the permission program, the
+// Magic program and the post-delegation action executor on the ephemeral
+// rollup.
+func Programs(validator solana.PublicKey) (base, ephemeral []*runtime.Registration) {
+	mcfg := magic.Config{Validator: validator}
+	base = []*runtime.Registration{
+		esplprog.Registration(esplprog.Config{Validator: validator}),
+		delegation.Registration(delegation.Config{DefaultValidator: validator}),
+		permission.Registration(),
+	}
+	ephemeral = []*runtime.Registration{
+		esplprog.Registration(esplprog.Config{Validator: validator, Ephemeral: true}),
+		permission.Registration(),
+		magic.Registration(mcfg),
+		magic.ActionExecutorRegistration(mcfg),
+	}
+	return base, ephemeral
+}
+
+// Open creates or reopens the pair and starts the bridge (unless
+// ManualSlots).
+func Open(cfg Config) (*Pair, error) {
+	cfg = cfg.normalized()
+	id := cfg.Identity
+	if id == nil {
+		var err error
+		if id, err = loadIdentity(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	if len(id) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("open localnet: identity has %d bytes, want %d", len(id), ed25519.PrivateKeySize)
+	}
+	me := solana.PublicKeyFromBytes(id[32:])
+	baseProgs, erProgs := Programs(me)
+	dir := func(name string) string {
+		if cfg.DataDir == "" {
+			return ""
+		}
+		return filepath.Join(cfg.DataDir, name)
+	}
+	baseGenesis := append([]ledger.GenesisAccount{{Key: me, Account: runtime.Account{Lamports: cfg.ValidatorLamports, Owner: solana.SystemProgramID}}},
+		cfg.BaseGenesis...)
+	base, err := ledger.Open(ledger.Config{
+		Name: "base", DataDir: dir("base"), NoSync: cfg.NoSync, SlotDuration: cfg.BaseSlot, ManualSlots: cfg.ManualSlots,
+		FinalityDepth: cfg.FinalityDepth, Programs: baseProgs, Genesis: baseGenesis, Now: cfg.Now, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open localnet: %w", err)
+	}
+	var erGenesis []ledger.GenesisAccount
+	for k, a := range magic.GenesisAccounts() {
+		erGenesis = append(erGenesis, ledger.GenesisAccount{Key: k, Account: *a})
+	}
+	erGenesis = append(erGenesis, cfg.EphemeralGenesis...)
+	er, err := ledger.Open(ledger.Config{
+		Name: "ephemeral", DataDir: dir("ephemeral"), NoSync: cfg.NoSync, SlotDuration: cfg.EphemeralSlot,
+		ManualSlots: cfg.ManualSlots, FinalityDepth: -1, LamportsPerSignature: -1, AllowUnfundedFeePayers: true,
+		Programs: erProgs, Genesis: erGenesis, Identity: id, Now: cfg.Now, Logger: cfg.Logger,
+	})
+	if err != nil {
+		base.Close()
+		return nil, fmt.Errorf("open localnet: %w", err)
+	}
+	p := &Pair{Base: base, Ephemeral: er, cfg: cfg, identity: id, done: make(chan struct{})}
+	p.BaseRPC = rpcserver.New(base, rpcserver.Options{Logger: cfg.Logger})
+	p.EphemeralRPC = rpcserver.New(er, rpcserver.Options{Logger: cfg.Logger})
+	p.addEphemeralMethods()
+	p.bridge = newBridge(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() {
+		defer close(p.done)
+		p.bridge.run(ctx)
+	}()
+	cfg.Logger.Info("localnet open", "validator", me, "base", base.Slot(ledger.Processed), "ephemeral", er.Slot(ledger.Processed))
+	return p, nil
+}
+
+// Identity is the validator's public key.
+func (p *Pair) Identity() solana.PublicKey { return solana.PublicKeyFromBytes(p.identity[32:]) }
+
+// BaseHandler and EphemeralHandler are the JSON-RPC endpoints to serve.
+func (p *Pair) BaseHandler() http.Handler { return p.BaseRPC }
+
+// EphemeralHandler serves the ephemeral rollup's JSON-RPC.
+func (p *Pair) EphemeralHandler() http.Handler { return p.EphemeralRPC }
+
+// Sync runs the bridge until it has nothing left to do: every confirmed
+// delegation is cloned, every post-delegation action and ready payout has
+// run and every intent is executed on base and accepted. With
+// ManualSlots it advances both ledgers' slots itself; otherwise it waits
+// for their slot clocks. Payouts whose ready time has not come stay
+// queued. Tests use it; a served pair never needs it.
+func (p *Pair) Sync(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case p.bridge.syncReq <- reply:
+	case <-p.done:
+		return ledger.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the bridge and closes both ledgers. Pending work resumes
+// when the data directory is opened again.
+func (p *Pair) Close() error {
+	p.closeMu.Lock()
+	defer p.closeMu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	p.cancel()
+	<-p.done
+	return errors.Join(p.Ephemeral.Close(), p.Base.Close())
+}
+
+// loadIdentity reads the validator keypair from dir, creating it on first
+// use; in memory it generates one.
+func loadIdentity(dir string) (ed25519.PrivateKey, error) {
+	if dir == "" {
+		_, k, err := ed25519.GenerateKey(rand.Reader)
+		return k, err
+	}
+	path := filepath.Join(dir, KeypairFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		var raw []byte
+		var ints []int
+		if err := json.Unmarshal(b, &ints); err != nil || len(ints) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("read validator identity %s: not a 64-byte keypair", path)
+		}
+		for _, v := range ints {
+			if v < 0 || v > 255 {
+				return nil, fmt.Errorf("read validator identity %s: byte %d out of range", path, v)
+			}
+			raw = append(raw, byte(v))
+		}
+		k := ed25519.NewKeyFromSeed(raw[:32])
+		if string(k[32:]) != string(raw[32:]) {
+			return nil, fmt.Errorf("read validator identity %s: public key does not match the secret", path)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read validator identity: %w", err)
+	}
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate validator identity: %w", err)
+	}
+	ints := make([]int, len(k))
+	for i, c := range k {
+		ints[i] = int(c)
+	}
+	out, _ := json.Marshal(ints)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store validator identity: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		return nil, fmt.Errorf("store validator identity: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("store validator identity: %w", err)
+	}
+	return k, nil
+}
+
+// addEphemeralMethods adds what a MagicBlock ER validator answers besides
+// the standard methods (chain-rpc.md §9.5).
+func (p *Pair) addEphemeralMethods() {
+	h := p.EphemeralRPC
+	latest := h.Method("getLatestBlockhash")
+	h.Handle("getBlockhashForAccounts", func(ctx context.Context, _ rpcserver.Params) (any, error) {
+		// An alias of getLatestBlockhash, context-wrapped.
+		return latest(ctx, nil)
+	})
+	h.Handle("getDelegationStatus", func(_ context.Context, params rpcserver.Params) (any, error) {
+		if err := params.Count(1, 1); err != nil {
+			return nil, err
+		}
+		s, err := params.String(0)
+		if err != nil {
+			return nil, err
+		}
+		k, err := solana.PublicKeyFromBase58(s)
+		if err != nil {
+			return nil, rpcserver.InvalidParams("Invalid param: %v", err)
+		}
+		return map[string]any{"isDelegated": p.delegatedToMe(k)}, nil
+	})
+	h.Handle("getRoutes", func(context.Context, rpcserver.Params) (any, error) { return []any{}, nil })
+}
+
+// delegatedToMe reports whether account is delegated to the local
+// validator on base (confirmed).
+func (p *Pair) delegatedToMe(account solana.PublicKey) bool {
+	a, _ := p.Base.Account(account, ledger.Confirmed)
+	if a == nil || a.Owner != espl.DelegationProgramID {
+		return false
+	}
+	rk, _ := espl.FindDelegationRecord(account)
+	r, _ := p.Base.Account(rk, ledger.Confirmed)
+	if r == nil {
+		return false
+	}
+	rec, err := espl.DecodeDelegationRecord(r.Data)
+	return err == nil && rec.Authority == p.Identity()
+}
