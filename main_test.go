@@ -1,9 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -30,5 +36,139 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile": cmdWaitFile,
+			"serveenv": cmdServeEnv,
+			"jsonget":  cmdJSONGet,
+			"capture":  cmdCapture,
+			"waitfor":  cmdWaitFor,
+		},
 	})
+}
+
+// waitfile FILE [TIMEOUT]: wait until FILE exists and is not empty (a
+// background `ferry serve --addr-file FILE` is listening). TIMEOUT is a Go
+// duration, 60s by default.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfile FILE [TIMEOUT]")
+	}
+	timeout := 60 * time.Second
+	if len(args) == 2 {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		timeout = d
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(timeout)
+	for {
+		if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear within %v", args[0], timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// serveenv ADDRFILE: point the CLI at the `ferry serve` whose address file
+// is ADDRFILE. Sets FERRY_RPC_URL, FERRY_EPHEMERAL_URL, FERRY_ROUTER_URL and
+// FERRY_API_URL (the CLI's overrides of the local cluster), RPC_URL,
+// EPHEMERAL_URL, ROUTER_URL, API_URL and the host:port forms RPC_ADDR,
+// EPHEMERAL_ADDR, ROUTER_ADDR, API_ADDR, for each endpoint the file lists.
+func cmdServeEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: serveenv ADDRFILE")
+	}
+	var urls map[string]string
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &urls); err != nil {
+		ts.Fatalf("read %s: %v", args[0], err)
+	}
+	for key, name := range map[string]string{"rpc": "RPC_URL", "ephemeral": "EPHEMERAL_URL", "router": "ROUTER_URL", "api": "API_URL"} {
+		if u, ok := urls[key]; ok {
+			ts.Setenv(name, u)
+			ts.Setenv("FERRY_"+name, u)
+			ts.Setenv(strings.TrimSuffix(name, "_URL")+"_ADDR", strings.TrimPrefix(u, "http://"))
+		}
+	}
+}
+
+// jsonget FILE PATH VAR: set VAR to the value at PATH (dot-separated keys
+// and array indexes, "." for the whole document) of the JSON in FILE
+// ("stdout" is the last command's output). Strings are set unquoted,
+// anything else as JSON.
+func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonget FILE PATH VAR")
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(ts.ReadFile(args[0])))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		ts.Fatalf("%s is not JSON: %v", args[0], err)
+	}
+	if args[1] != "." {
+		for _, part := range strings.Split(args[1], ".") {
+			switch x := v.(type) {
+			case map[string]any:
+				var ok bool
+				if v, ok = x[part]; !ok {
+					ts.Fatalf("%s: no %q in %s", args[0], part, args[1])
+				}
+			case []any:
+				i, err := strconv.Atoi(part)
+				if err != nil || i < 0 || i >= len(x) {
+					ts.Fatalf("%s: no index %q in %s", args[0], part, args[1])
+				}
+				v = x[i]
+			default:
+				ts.Fatalf("%s: %s: %q is not an object or array", args[0], args[1], part)
+			}
+		}
+	}
+	if s, ok := v.(string); ok {
+		ts.Setenv(args[2], s)
+		return
+	}
+	b, _ := json.Marshal(v)
+	ts.Setenv(args[2], string(b))
+}
+
+// capture VAR: set VAR to the last command's stdout without surrounding
+// whitespace (a signature, a mint address).
+func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: capture VAR")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}
+
+// waitfor TIMEOUT REGEXP PROGRAM [ARGS...]: run PROGRAM until it succeeds
+// with a stdout that matches REGEXP (for state that settles
+// asynchronously, like a private payout), at most for TIMEOUT. The last
+// run's output is the script's stdout and stderr.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: waitfor TIMEOUT REGEXP PROGRAM [ARGS...]")
+	}
+	timeout, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(timeout)
+	for tries := 1; ; tries++ {
+		err := ts.Exec(args[2], args[3:]...)
+		if err == nil && re.MatchString(ts.ReadFile("stdout")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			msg := fmt.Sprintf("no match for %q after %d tries in %v", args[1], tries, timeout)
+			if err != nil {
+				msg += fmt.Sprintf(" (last run: %v)", err)
+			}
+			ts.Fatalf("%s", msg)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -21,6 +21,18 @@ MagicBlock ephemeral rollups: deposits into a rollup, public and private
 transfers (with delays and split payouts) and withdrawals back to the base
 layer. "ferry serve" runs the payments API, MCP endpoint, chain nodes and
 router locally, backed by an embedded ledger pair.`,
+		Example: `  # The local backend, with funded demo wallets (keep it running)
+  ferry serve
+
+  # In another terminal: deposit into the rollup, then pay privately
+  ferry deposit --sign alice.json --amount 5000000 --output json | ferry send --confirm
+  ferry transfer --sign alice.json --to bob.json --mint $MINT --amount 1000000 \
+    --visibility private --from-balance ephemeral --to-balance base --output json |
+    ferry send --confirm
+  ferry balance alice.json
+
+  # The same against devnet
+  ferry balance --cluster devnet`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -1,11 +1,13 @@
 package cmdutil
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/gagliardetto/solana-go"
@@ -240,7 +242,11 @@ func RunBuild[T any](cmd *cobra.Command, f *Factory, rf *RequestFlags, bf *Build
 	if err != nil {
 		return err
 	}
-	out, full, err := spec.Build(cmd, &payments.Planner{}, chain, req)
+	planner := &payments.Planner{}
+	if !bf.Offline() && !rf.Changed("mint") && rf.has("mint") {
+		planner.DefaultMints = f.localDefaultMints(cmd.Context())
+	}
+	out, full, err := spec.Build(cmd, planner, chain, req)
 	if err != nil {
 		return err
 	}
@@ -248,4 +254,35 @@ func RunBuild[T any](cmd *cobra.Command, f *Factory, rf *RequestFlags, bf *Build
 		return err
 	}
 	return f.PrintBuild(out, full)
+}
+
+// localDefaultMints is the planner's default mint on the local cluster:
+// the demo mint of `ferry serve` (ferry_faucetInfo), so that `ferry
+// deposit` without --mint works there as the API's does. Nil when the
+// cluster is not local or the node has no demo mint.
+func (f *Factory) localDefaultMints(ctx context.Context) map[cluster.Kind]solana.PublicKey {
+	ep, err := f.Endpoints()
+	if err != nil || ep.Kind != cluster.Local {
+		return nil
+	}
+	c, err := chainclient.New(ep.BaseRPC)
+	if err != nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var info struct {
+		DefaultMint *string `json:"defaultMint"`
+	}
+	if err := c.Call(ctx, "ferry_faucetInfo", nil, &info); err != nil || info.DefaultMint == nil {
+		return nil
+	}
+	m, err := solana.PublicKeyFromBase58(*info.DefaultMint)
+	if err != nil {
+		return nil
+	}
+	return map[cluster.Kind]solana.PublicKey{cluster.Local: m}
 }

@@ -1,10 +1,13 @@
 package cmdutil
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
 )
@@ -52,6 +55,11 @@ func ExitCode(err error, w io.Writer) int {
 			msg = strings.Join(parts, "; ")
 		} else if d, ok := ae.Details.(map[string]any); ok && d["message"] != nil {
 			msg += fmt.Sprintf(" (%v)", d["message"])
+		} else if ok && d["err"] != nil {
+			// A transaction that landed and failed: its TransactionError.
+			if b, err := json.Marshal(d["err"]); err == nil {
+				msg += fmt.Sprintf(" (%s)", b)
+			}
 		}
 		fmt.Fprintf(w, "error: %s: %s\n", ae.Code, msg)
 		return 1
@@ -93,4 +101,15 @@ func FlagIssues(err error) error {
 		c.Issues[i] = is
 	}
 	return &c
+}
+
+// MaxArgs is cobra.MaximumNArgs with a usage error (exit status 2) that
+// names the first extra argument.
+func MaxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return UsageErrorf("unexpected argument %q (see '%s --help')", args[n], cmd.CommandPath())
+		}
+		return nil
+	}
 }

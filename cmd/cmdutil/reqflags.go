@@ -2,10 +2,12 @@ package cmdutil
 
 import (
 	"encoding/json"
+	"os"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/pkg/schema"
@@ -51,6 +53,9 @@ func BindRequest(cmd *cobra.Command, t *schema.Type, skip ...string) *RequestFla
 		}
 		name := Kebab(f.JSON)
 		usage := f.Doc
+		if takesAddress(f) {
+			usage += " A keypair file names its address."
+		}
 		if f.Required {
 			usage += " (required)"
 		}
@@ -78,6 +83,13 @@ func BindRequest(cmd *cobra.Command, t *schema.Type, skip ...string) *RequestFla
 		rf.fields[name] = f
 	}
 	return rf
+}
+
+// has reports whether the request type has a field with JSON name
+// jsonName.
+func (rf *RequestFlags) has(jsonName string) bool {
+	_, ok := rf.fields[Kebab(jsonName)]
+	return ok
 }
 
 // Changed reports whether the flag for JSON field name was set.
@@ -114,7 +126,7 @@ func (rf *RequestFlags) Body(extra map[string]any) map[string]any {
 			body[f.JSON] = arr
 		default:
 			v, _ := fl.GetString(name)
-			body[f.JSON] = v
+			body[f.JSON] = keypairAddress(f, v)
 		}
 	}
 	return body
@@ -124,4 +136,31 @@ func (rf *RequestFlags) Body(extra map[string]any) map[string]any {
 // and messages as the HTTP API.
 func (rf *RequestFlags) Decode(extra map[string]any, dst any) error {
 	return schema.DecodeValue(rf.Body(extra), dst)
+}
+
+// takesAddress reports whether a field names a wallet or account: a
+// public key, or a transfer's recipient ("to", a wallet or a stealth
+// handle).
+func takesAddress(f *schema.Field) bool { return f.Pubkey || f.JSON == "to" }
+
+// keypairAddress lets an address flag name a Solana CLI keypair file
+// instead, as the Solana CLI's address arguments do: a value that is not
+// a base58 key but the path of a readable keypair file becomes that
+// keypair's address. Anything else is returned as given, for the
+// request's validation to judge.
+func keypairAddress(f *schema.Field, v string) string {
+	if !takesAddress(f) || v == "" {
+		return v
+	}
+	if _, err := solana.PublicKeyFromBase58(v); err == nil {
+		return v
+	}
+	if st, err := os.Stat(v); err != nil || !st.Mode().IsRegular() {
+		return v
+	}
+	k, err := ReadKeypairFile(v)
+	if err != nil {
+		return v
+	}
+	return PublicKeyOf(k).String()
 }

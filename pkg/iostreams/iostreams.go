@@ -106,6 +106,15 @@ func (s *IOStreams) StyledErr() io.Writer { return s.Styled(s.ErrOut) }
 type spinner struct {
 	stop chan struct{}
 	done chan struct{}
+
+	mu    sync.Mutex
+	label string
+}
+
+func (sp *spinner) getLabel() string {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.label
 }
 
 // StartProgress shows a spinner with label and elapsed time on stderr while
@@ -117,7 +126,7 @@ func (s *IOStreams) StartProgress(label string) {
 	if !s.errTTY || s.progress != nil {
 		return
 	}
-	sp := &spinner{stop: make(chan struct{}), done: make(chan struct{})}
+	sp := &spinner{stop: make(chan struct{}), done: make(chan struct{}), label: label}
 	s.progress = sp
 	go func() {
 		defer close(sp.done)
@@ -126,7 +135,7 @@ func (s *IOStreams) StartProgress(label string) {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for i := 0; ; i++ {
-			fmt.Fprintf(s.ErrOut, "\r\033[K%s %s (%.1fs)", frames[i%len(frames)], label, time.Since(start).Seconds())
+			fmt.Fprintf(s.ErrOut, "\r\033[K%s %s (%.1fs)", frames[i%len(frames)], sp.getLabel(), time.Since(start).Seconds())
 			select {
 			case <-sp.stop:
 				fmt.Fprint(s.ErrOut, "\r\033[K")
@@ -135,6 +144,19 @@ func (s *IOStreams) StartProgress(label string) {
 			}
 		}
 	}()
+}
+
+// SetProgressLabel changes the running spinner's label (nothing happens
+// without one).
+func (s *IOStreams) SetProgressLabel(label string) {
+	s.mu.Lock()
+	sp := s.progress
+	s.mu.Unlock()
+	if sp != nil {
+		sp.mu.Lock()
+		sp.label = label
+		sp.mu.Unlock()
+	}
 }
 
 // StopProgress removes the spinner, if any.

@@ -2,129 +2,249 @@ package server
 
 import (
 	"context"
+	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/ferry-sh/ferry/pkg/ledger"
-	"github.com/ferry-sh/ferry/pkg/localnet"
-	"github.com/ferry-sh/ferry/pkg/rpcserver"
+	"github.com/ferry-sh/ferry/pkg/api"
+	"github.com/ferry-sh/ferry/pkg/auth"
+	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/mcpserver"
+	"github.com/ferry-sh/ferry/pkg/payments"
 )
 
-// Default listen addresses.
+// Default listen addresses (ARCHITECTURE.md).
 const (
-	DefaultRPCAddr = "127.0.0.1:8899"
+	DefaultAPIAddr       = "127.0.0.1:8080"
+	DefaultRPCAddr       = "127.0.0.1:8899"
+	DefaultEphemeralAddr = "127.0.0.1:7799"
+	DefaultRouterAddr    = "127.0.0.1:7800"
 )
 
-// Options configure Serve.
+// APIWriteTimeout is the payments API's write timeout: a send with
+// confirm waits up to a blockhash's lifetime (about 90 s on real
+// clusters) before it answers.
+const APIWriteTimeout = 3 * time.Minute
+
+// Modes of a served process.
+const (
+	ModeLocal   = "local"
+	ModeGateway = "gateway"
+)
+
+// Options configure Build. The zero value serves the local cluster in
+// memory on the default addresses.
 type Options struct {
-	// DataDir holds each ledger's database in a subdirectory ("base").
-	// Empty runs in memory.
+	// Cluster selects the mode: "" or "local" runs the embedded ledgers;
+	// devnet, mainnet, devnet-private, mainnet-private or an http(s) base
+	// RPC URL runs the API, MCP and router as a gateway to that cluster.
+	Cluster string
+	// Overrides replace cluster endpoints (ferry's configuration file);
+	// the hosted API's environment variables (Getenv) apply on top.
+	Overrides cluster.Overrides
+	// Getenv reads the hosted API's environment variables (api.FromEnv:
+	// CORS_ORIGIN, EPHEMERAL_RPC_URL, GASLESS_SPONSOR_SECRET_KEY, ...;
+	// CLUSTER is ignored, Cluster decides). Nil reads none.
+	Getenv func(string) string
+
+	// DataDir holds the ledgers, the validator identity, the API's token
+	// key, the demo wallets and demo.json. Empty runs in memory (demo
+	// keypairs then go to a temporary directory removed at shutdown).
 	DataDir string
-	// RPCAddr is the base chain node's JSON-RPC address (port 0 picks a
-	// free port).
-	RPCAddr string
-	// AddrFile, if set, receives the bound URLs as JSON.
+	// Reset deletes what ferry keeps in DataDir before starting.
+	Reset bool
+
+	// Listen addresses; port 0 picks a free port. Empty means the
+	// defaults. RPCAddr and EphemeralAddr are unused in gateway mode.
+	APIAddr, RPCAddr, EphemeralAddr, RouterAddr string
+	// AddrFile, if set, receives the bound URLs as JSON once every
+	// endpoint serves ({"api":..., "rpc":..., "ephemeral":..., "router":...}).
 	AddrFile string
-	// SlotDuration and FinalityDepth configure the base ledger (defaults:
-	// the ledger's).
-	SlotDuration  time.Duration
-	FinalityDepth int
-	// NoSync skips fsync on commit (development only).
-	NoSync bool
-	// EphemeralAddr, when set, runs the rollup in a box (pkg/localnet):
-	// the base ledger gains the eSPL, delegation and permission programs,
-	// an ephemeral-rollup ledger (in "ephemeral" under DataDir) is served
-	// on this address, and the local validator bridges the two.
-	EphemeralAddr string
-	// EphemeralSlotDuration is the rollup's slot time (default 50 ms).
-	EphemeralSlotDuration time.Duration
-	Logger                *slog.Logger
-	// Ready, if set, is called once every endpoint is listening.
-	Ready func(urls map[string]string)
+
+	// SlotDuration and EphemeralSlotDuration are the ledgers' slot times
+	// (defaults 400 ms and 50 ms); FinalityDepth is the base ledger's
+	// (ledger.Config; -1 finalizes immediately). NoSync skips fsync.
+	SlotDuration, EphemeralSlotDuration time.Duration
+	FinalityDepth                       int
+	NoSync                              bool
+
+	// Demo configures the demo mint and wallets made on first start.
+	Demo DemoOptions
+
+	// Routes are the gateway router's rollup nodes, closest first; a
+	// route with a zero identity is asked for it (getIdentity) at start.
+	// Nil means MagicBlock's public nodes of the cluster (router
+	// DevnetRoutes / MainnetRoutes).
+	Routes []chainclient.Route
+
+	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout).
+	ShutdownTimeout time.Duration
+	Logger          *slog.Logger
+	// Ready, if set, is called once every endpoint serves.
+	Ready func(*Info)
 }
 
-// Node is what Serve assembles; later components attach to it.
+// Info describes a started process (the banner of ferry serve).
+type Info struct {
+	Mode    string `json:"mode"`
+	Cluster string `json:"cluster"`
+	// URLs of the served endpoints by key (KeyAPI, KeyRPC, ...).
+	URLs map[string]string `json:"urls"`
+	// MCP is the MCP endpoint's URL.
+	MCP     string `json:"mcp"`
+	DataDir string `json:"dataDir,omitempty"`
+	// Created reports a fresh data directory (first start or --reset).
+	Created bool `json:"created"`
+	// Validator is the local rollup validator's identity (local mode).
+	Validator string `json:"validator,omitempty"`
+	// Faucet is the base ledger's faucet (local mode).
+	Faucet string `json:"faucet,omitempty"`
+	// Demo is the demo mint and wallets (local mode).
+	Demo *Demo `json:"demo,omitempty"`
+	// Upstream are the real cluster's endpoints (gateway mode).
+	Upstream *Upstream `json:"upstream,omitempty"`
+	// Routes are the router's rollup nodes.
+	Routes []chainclient.Route `json:"routes"`
+	// StartupMs is the time from Build to serving.
+	StartupMs float64 `json:"startupMs"`
+}
+
+// Upstream are the chain endpoints a gateway forwards to (redacted).
+type Upstream struct {
+	BaseRPC   string `json:"rpc"`
+	Ephemeral string `json:"ephemeral"`
+}
+
+// Node is what Build assembles.
 type Node struct {
-	Server  *Server
-	Base    *ledger.Ledger
-	BaseRPC *rpcserver.Handler
-	// Pair is the rollup in a box when Options.EphemeralAddr is set (nil
-	// otherwise); Pair.Ephemeral and Pair.EphemeralRPC are the rollup.
-	Pair *localnet.Pair
+	Server *Server
+	Info   *Info
+	// API is the payments API (with /mcp mounted).
+	API *api.Server
+	// Local is the embedded pair and its handlers (nil in gateway mode).
+	Local *Local
+
+	start time.Time
 }
 
-// Build opens the base ledger and registers its JSON-RPC endpoint on a new
-// Server, without starting it. Run it with Node.Server.Run.
+// Build prepares the process of o without serving: it opens the ledgers
+// (local mode), binds every endpoint, creates the demo mint and wallets on
+// first start and builds the handlers. Serve it with Run.
 func Build(o Options) (*Node, error) {
+	start := time.Now()
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	addr := o.RPCAddr
-	if addr == "" {
-		addr = DefaultRPCAddr
+	o.Logger = log
+	for _, a := range []*string{&o.APIAddr, &o.RPCAddr, &o.EphemeralAddr, &o.RouterAddr} {
+		*a = strings.TrimSpace(*a)
 	}
-	if o.EphemeralAddr != "" {
-		return buildPair(o, log, addr)
+	setDefault(&o.APIAddr, DefaultAPIAddr)
+	setDefault(&o.RPCAddr, DefaultRPCAddr)
+	setDefault(&o.EphemeralAddr, DefaultEphemeralAddr)
+	setDefault(&o.RouterAddr, DefaultRouterAddr)
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
 	}
-	cfg := ledger.Config{
-		Name: "base", SlotDuration: o.SlotDuration, FinalityDepth: o.FinalityDepth,
-		NoSync: o.NoSync, Logger: log,
-	}
-	if o.DataDir != "" {
-		cfg.DataDir = filepath.Join(o.DataDir, "base")
-	}
-	base, err := ledger.Open(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("start base ledger: %w", err)
+	// The hosted API's CLUSTER variable is Options.Cluster's job here: a
+	// stray value must not change, or break, what serve runs.
+	o.Getenv = func(k string) string {
+		if k == "CLUSTER" {
+			return ""
+		}
+		return getenv(k)
 	}
 	s := New(log, o.AddrFile)
-	s.OnShutdown(func(context.Context) error {
-		if err := base.Close(); err != nil {
-			return fmt.Errorf("close base ledger: %w", err)
-		}
-		log.Info("base ledger closed", "slot", base.Slot(ledger.Confirmed))
-		return nil
-	})
-	h := rpcserver.New(base, rpcserver.Options{Logger: log})
-	s.Endpoint(KeyRPC, addr, h)
-	return &Node{Server: s, Base: base, BaseRPC: h}, nil
-}
-
-// buildPair opens the base ledger and ephemeral rollup as a localnet pair
-// and registers both JSON-RPC endpoints.
-func buildPair(o Options, log *slog.Logger, addr string) (*Node, error) {
-	p, err := localnet.Open(localnet.Config{
-		DataDir: o.DataDir, BaseSlot: o.SlotDuration, EphemeralSlot: o.EphemeralSlotDuration,
-		FinalityDepth: o.FinalityDepth, NoSync: o.NoSync, Logger: log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start ledgers: %w", err)
+	if o.ShutdownTimeout > 0 {
+		s.SetShutdownTimeout(o.ShutdownTimeout)
 	}
-	s := New(log, o.AddrFile)
-	s.OnShutdown(func(context.Context) error {
-		if err := p.Close(); err != nil {
-			return fmt.Errorf("close ledgers: %w", err)
-		}
-		log.Info("ledgers closed", "base", p.Base.Slot(ledger.Confirmed), "ephemeral", p.Ephemeral.Slot(ledger.Confirmed))
-		return nil
-	})
-	s.Endpoint(KeyRPC, addr, p.BaseRPC)
-	s.Endpoint(KeyEphemeral, o.EphemeralAddr, p.EphemeralRPC)
-	return &Node{Server: s, Base: p.Base, BaseRPC: p.BaseRPC, Pair: p}, nil
+	var (
+		n   *Node
+		err error
+	)
+	if IsLocal(o.Cluster) {
+		n, err = buildLocal(o, s)
+	} else {
+		n, err = buildGateway(o, s)
+	}
+	if err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	n.start = start
+	return n, nil
 }
 
-// Serve runs ferry's local node until ctx ends, then shuts down
-// gracefully.
+// IsLocal reports whether cluster selects the embedded ledgers.
+func IsLocal(c string) bool {
+	c = strings.ToLower(strings.TrimSpace(c))
+	return c == "" || c == "local"
+}
+
+func setDefault(p *string, def string) {
+	if *p == "" {
+		*p = def
+	}
+}
+
+// Run serves until ctx ends, then shuts down gracefully; Ready (if any)
+// is called with the node's Info once every endpoint serves.
+func (n *Node) Run(ctx context.Context, ready func(*Info)) error {
+	n.Server.OnReady(func(urls map[string]string) {
+		n.Info.URLs = urls
+		n.Info.MCP = urls[KeyAPI] + mcpserver.Path
+		n.Info.StartupMs = float64(time.Since(n.start).Microseconds()) / 1000
+		if ready != nil {
+			ready(n.Info)
+		}
+	})
+	return n.Server.Run(ctx)
+}
+
+// Serve builds and runs the process of o until ctx ends.
 func Serve(ctx context.Context, o Options) error {
 	n, err := Build(o)
 	if err != nil {
 		return err
 	}
-	if o.Ready != nil {
-		n.Server.OnReady(o.Ready)
+	return n.Run(ctx, o.Ready)
+}
+
+// newAPI builds the payments API with /mcp mounted, on clusters, with a
+// token key kept in dataDir (in memory when dataDir is empty).
+func newAPI(o Options, s *Server, clusters *api.Clusters, planner *payments.Planner, env api.EnvConfig, dataDir string) (*api.Server, error) {
+	var key ed25519.PrivateKey
+	if dataDir != "" {
+		var err error
+		if key, err = auth.LoadOrCreateKey(filepath.Join(dataDir, auth.KeyFileName)); err != nil {
+			return nil, err
+		}
 	}
-	return n.Server.Run(ctx)
+	var authSvc *auth.Service
+	if key != nil {
+		var err error
+		if authSvc, err = auth.New(auth.Config{Key: key}); err != nil {
+			return nil, fmt.Errorf("start auth: %w", err)
+		}
+	}
+	srv, err := api.New(api.Config{
+		Clusters: clusters, Planner: planner, Sponsor: env.Sponsor, Auth: authSvc, Logger: o.Logger,
+		CORSOrigin: env.CORSOrigin, Swap: api.SwapConfig{UpstreamURL: env.SwapUpstream},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start payments API: %w", err)
+	}
+	s.OnShutdown(func(context.Context) error { return srv.Close() })
+	mcp, err := mcpserver.New(mcpserver.Config{Service: srv.Service(), Clusters: clusters, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("start MCP endpoint: %w", err)
+	}
+	mcp.Mount(srv)
+	return srv, nil
 }

@@ -5,9 +5,16 @@
 //
 // Server is deliberately generic: an endpoint is a name, an address and
 // an http.Handler, and anything that must be closed afterwards is
-// registered with OnShutdown. Serve assembles today's process (the base
-// chain node); later components (ephemeral ledger, router, payments API,
-// MCP) add their endpoints to the same Server.
+// registered with OnShutdown. Endpoints can be bound before their
+// handlers exist (Bind, then SetHandler), so that handlers which must
+// know the bound URLs (the router names the rollup's URL, the payments
+// API reaches the chain nodes in-process under theirs) work with port 0.
+//
+// Build assembles the whole process from Options: in local mode the
+// embedded base ledger and ephemeral rollup (pkg/localnet) with their
+// JSON-RPC endpoints, the router, the payments API and /mcp; in gateway
+// mode (Options.Cluster) the router, the payments API and /mcp in front
+// of real clusters.
 package server
 
 import (
@@ -36,7 +43,7 @@ const (
 
 // DefaultShutdownTimeout bounds how long in-flight requests may take to
 // finish at shutdown.
-const DefaultShutdownTimeout = 10 * time.Second
+const DefaultShutdownTimeout = 30 * time.Second
 
 // Server runs HTTP endpoints and shuts them down in order.
 type Server struct {
@@ -49,14 +56,29 @@ type Server struct {
 	closers   []func(context.Context) error
 	ready     []func(map[string]string)
 	urls      map[string]string
+	bound     bool
+	wroteAddr bool
+	stopOnce  sync.Once
+	stopErr   error
 }
 
 type endpoint struct {
-	key     string
-	addr    string
-	handler http.Handler
-	ln      net.Listener
-	srv     *http.Server
+	key          string
+	addr         string
+	handler      http.Handler
+	writeTimeout time.Duration
+	ln           net.Listener
+	srv          *http.Server
+}
+
+// EndpointOption tunes one endpoint's HTTP server.
+type EndpointOption func(*endpoint)
+
+// WithWriteTimeout replaces the endpoint's write timeout
+// (rpcserver.WriteTimeout by default): how long a handler may take to
+// answer, e.g. a send that waits for confirmation.
+func WithWriteTimeout(d time.Duration) EndpointOption {
+	return func(e *endpoint) { e.writeTimeout = d }
 }
 
 // New returns an empty server. addrFile may be empty.
@@ -71,11 +93,29 @@ func New(log *slog.Logger, addrFile string) *Server {
 func (s *Server) SetShutdownTimeout(d time.Duration) { s.shutdownTimeout = d }
 
 // Endpoint adds an HTTP endpoint, published under key in the address file.
-// addr may use port 0. Call before Run.
-func (s *Server) Endpoint(key, addr string, h http.Handler) {
+// addr may use port 0. h may be nil when it is set later with SetHandler
+// (before Run). Call before Bind.
+func (s *Server) Endpoint(key, addr string, h http.Handler, opts ...EndpointOption) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.endpoints = append(s.endpoints, &endpoint{key: key, addr: addr, handler: h})
+	e := &endpoint{key: key, addr: addr, handler: h, writeTimeout: rpcserver.WriteTimeout}
+	for _, o := range opts {
+		o(e)
+	}
+	s.endpoints = append(s.endpoints, e)
+}
+
+// SetHandler sets the handler of the endpoint key.
+func (s *Server) SetHandler(key string, h http.Handler) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.endpoints {
+		if e.key == key {
+			e.handler = h
+			return nil
+		}
+	}
+	return fmt.Errorf("set handler: no endpoint %q", key)
 }
 
 // OnShutdown registers fn to run after every endpoint has stopped, in
@@ -94,7 +134,7 @@ func (s *Server) OnReady(fn func(urls map[string]string)) {
 	s.ready = append(s.ready, fn)
 }
 
-// URLs returns the bound URL of each endpoint (after Run has bound them).
+// URLs returns the bound URL of each endpoint (after Bind).
 func (s *Server) URLs() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,32 +145,58 @@ func (s *Server) URLs() map[string]string {
 	return out
 }
 
-// Run binds every endpoint, writes the address file, serves until ctx is
-// done or an endpoint fails, and then shuts down. It returns the first
-// error (nil for a clean stop). The shutdown functions always run, even
-// when binding fails.
-func (s *Server) Run(ctx context.Context) (err error) {
-	defer func() { err = errors.Join(err, s.shutdown()) }()
-	for _, e := range s.endpoints {
-		ln, lerr := net.Listen("tcp", e.addr)
-		if lerr != nil {
-			return fmt.Errorf("listen for %s on %s: %w", e.key, e.addr, lerr)
+// Bind listens on every endpoint's address (if not done yet) and returns
+// the URLs. Nothing is served before Run. On error the listeners bound so
+// far stay open until Run or Close.
+func (s *Server) Bind() (map[string]string, error) {
+	s.mu.Lock()
+	if s.bound {
+		s.mu.Unlock()
+		return s.URLs(), nil
+	}
+	eps := s.endpoints
+	s.mu.Unlock()
+	for _, e := range eps {
+		if e.ln != nil {
+			continue
+		}
+		ln, err := net.Listen("tcp", e.addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen for %s on %s: %w", e.key, e.addr, err)
 		}
 		e.ln = ln
-		e.srv = rpcserver.NewHTTPServer(e.handler, s.log)
-		url := "http://" + ln.Addr().String()
 		s.mu.Lock()
-		s.urls[e.key] = url
+		s.urls[e.key] = "http://" + ln.Addr().String()
 		s.mu.Unlock()
-		s.log.Info("listening", "endpoint", e.key, "url", url)
+	}
+	s.mu.Lock()
+	s.bound = true
+	s.mu.Unlock()
+	return s.URLs(), nil
+}
+
+// Run binds every endpoint (unless Bind did), writes the address file,
+// serves until ctx is done or an endpoint fails, and then shuts down. It
+// returns the first error (nil for a clean stop). The shutdown functions
+// always run, even when binding fails.
+func (s *Server) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, s.Close()) }()
+	if _, err := s.Bind(); err != nil {
+		return err
+	}
+	for _, e := range s.endpoints {
+		if e.handler == nil {
+			return fmt.Errorf("serve %s: no handler", e.key)
+		}
+		e.srv = rpcserver.NewHTTPServer(e.handler, s.log)
+		e.srv.WriteTimeout = e.writeTimeout
+		s.log.Info("listening", "endpoint", e.key, "url", s.urls[e.key])
 	}
 	if s.addrFile != "" {
 		if err := writeAddrFile(s.addrFile, s.URLs()); err != nil {
 			return err
 		}
-	}
-	for _, fn := range s.ready {
-		fn(s.URLs())
+		s.wroteAddr = true
 	}
 	errs := make(chan error, len(s.endpoints))
 	for _, e := range s.endpoints {
@@ -139,6 +205,9 @@ func (s *Server) Run(ctx context.Context) (err error) {
 				errs <- fmt.Errorf("serve %s: %w", e.key, err)
 			}
 		}()
+	}
+	for _, fn := range s.ready {
+		fn(s.URLs())
 	}
 	select {
 	case <-ctx.Done():
@@ -149,12 +218,21 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 }
 
-// shutdown stops the endpoints (letting in-flight requests finish), runs
-// the shutdown functions and removes the address file.
+// Close stops the endpoints (letting in-flight requests finish, within
+// the shutdown timeout), runs the shutdown functions and removes the
+// address file. Run calls it; call it yourself only when Run is never
+// called (a failed start). Later calls return the first call's result.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() { s.stopErr = s.shutdown() })
+	return s.stopErr
+}
+
 func (s *Server) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
 	defer cancel()
 	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for _, e := range s.endpoints {
 		if e.srv == nil {
 			if e.ln != nil {
@@ -162,17 +240,26 @@ func (s *Server) shutdown() error {
 			}
 			continue
 		}
-		if err := e.srv.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shut down %s: %w", e.key, err))
-			e.srv.Close()
-		}
+		// In parallel: every listener stops accepting at once, and each
+		// endpoint's in-flight requests get the whole timeout.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.srv.Shutdown(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("shut down %s: %w", e.key, err))
+				mu.Unlock()
+				e.srv.Close()
+			}
+		}()
 	}
+	wg.Wait()
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		if err := s.closers[i](ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if s.addrFile != "" {
+	if s.wroteAddr {
 		if err := os.Remove(s.addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove address file: %w", err))
 		}

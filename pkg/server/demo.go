@@ -1,0 +1,296 @@
+package server
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/localnet"
+	"github.com/ferry-sh/ferry/pkg/payments"
+	"github.com/ferry-sh/ferry/pkg/txwire"
+)
+
+// Demo files in the data directory.
+const (
+	// DemoFile records the demo mint and wallets, so a restart shows the
+	// same ones.
+	DemoFile = "demo.json"
+	// WalletsDir holds the demo wallets' keypair files.
+	WalletsDir = "wallets"
+)
+
+// Demo defaults.
+const (
+	DefaultDemoDecimals = 6
+	// DefaultDemoLamports is each demo wallet's airdrop (100 SOL).
+	DefaultDemoLamports = 100 * 1_000_000_000
+	// DefaultDemoTokens is each demo wallet's demo-mint balance in base
+	// units (1000 tokens of 6 decimals).
+	DefaultDemoTokens = 1_000 * 1_000_000
+)
+
+// DefaultDemoWallets are the demo wallets' names.
+var DefaultDemoWallets = []string{"alice", "bob", "carol"}
+
+// DemoOptions configure the demo mint and wallets of local mode. The zero
+// value makes the defaults.
+type DemoOptions struct {
+	// Disabled makes no demo mint and no wallets.
+	Disabled bool
+	// Wallets are the wallets' names (DefaultDemoWallets when nil).
+	Wallets []string
+	// Lamports and Tokens fund each wallet (defaults above).
+	Lamports, Tokens uint64
+}
+
+// Demo is what local mode sets up on first start: a mint whose authority
+// is the faucet (so `ferry mint` mints more), set up for private payments
+// (initialize-mint), and funded wallets whose keypair files are in the
+// data directory, like those solana-test-validator and anvil print.
+type Demo struct {
+	Mint     string       `json:"mint"`
+	Decimals uint8        `json:"decimals"`
+	Wallets  []DemoWallet `json:"wallets"`
+}
+
+// DemoWallet is one demo wallet and what it was funded with.
+type DemoWallet struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	// Keypair is the path of its Solana CLI keypair file.
+	Keypair  string `json:"keypair"`
+	Lamports uint64 `json:"lamports"`
+	Tokens   uint64 `json:"tokens"`
+}
+
+// ensureDemo returns the demo of dir, creating it when there is none (or
+// its mint is not on the ledger, e.g. after the ledgers were deleted by
+// hand). In memory (dir == "") the keypairs go to a temporary directory
+// removed at shutdown.
+func ensureDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, dir string, s *Server) (*Demo, error) {
+	if o.Disabled {
+		return nil, nil
+	}
+	if dir != "" {
+		if d, err := readDemo(dir); err != nil {
+			return nil, err
+		} else if d != nil {
+			if m, err := solana.PublicKeyFromBase58(d.Mint); err == nil {
+				if a, _ := p.Base.Account(m, ledger.Processed); a != nil {
+					return d, nil
+				}
+			}
+		}
+	}
+	walletDir := filepath.Join(dir, WalletsDir)
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "ferry-demo-wallets-")
+		if err != nil {
+			return nil, fmt.Errorf("demo wallets: %w", err)
+		}
+		s.OnShutdown(func(context.Context) error { return os.RemoveAll(tmp) })
+		walletDir = tmp
+	}
+	d, err := createDemo(ctx, p, o, walletDir)
+	if err != nil {
+		return nil, err
+	}
+	// Clients read at "confirmed" (the planner, ferry balance): serve
+	// only once the demo is confirmed on base and the validator has taken
+	// the mint's transfer queue into the rollup, so the first command
+	// after startup already sees it.
+	if err := p.Base.WaitForSlot(ctx, p.Base.Slot(ledger.Processed), ledger.Confirmed); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+
+	if dir != "" {
+		if err := writeDemo(dir, d); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func createDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, walletDir string) (*Demo, error) {
+	names := o.Wallets
+	if names == nil {
+		names = DefaultDemoWallets
+	}
+	lamports, tokens := o.Lamports, o.Tokens
+	if lamports == 0 {
+		lamports = DefaultDemoLamports
+	}
+	if tokens == 0 {
+		tokens = DefaultDemoTokens
+	}
+	f := p.Base.Faucet()
+	mint, _, err := f.CreateMint(ctx, ledger.MintOptions{Decimals: DefaultDemoDecimals})
+	if err != nil {
+		return nil, fmt.Errorf("demo mint: %w", err)
+	}
+	if err := initializeMint(ctx, p, mint); err != nil {
+		return nil, fmt.Errorf("demo mint: %w", err)
+	}
+	d := &Demo{Mint: mint.String(), Decimals: DefaultDemoDecimals}
+	if err := os.MkdirAll(walletDir, 0o700); err != nil {
+		return nil, fmt.Errorf("demo wallets: %w", err)
+	}
+	for _, name := range names {
+		path := filepath.Join(walletDir, name+".json")
+		key, err := loadOrCreateKeypair(path)
+		if err != nil {
+			return nil, fmt.Errorf("demo wallet %s: %w", name, err)
+		}
+		owner := solana.PublicKeyFromBytes(key[32:])
+		if _, err := f.Airdrop(ctx, owner, lamports); err != nil {
+			return nil, fmt.Errorf("demo wallet %s: %w", name, err)
+		}
+		if _, err := f.MintTo(ctx, mint, owner, tokens); err != nil {
+			return nil, fmt.Errorf("demo wallet %s: %w", name, err)
+		}
+		d.Wallets = append(d.Wallets, DemoWallet{Name: name, Address: owner.String(), Keypair: path, Lamports: lamports, Tokens: tokens})
+	}
+	return d, nil
+}
+
+// initializeMint runs the one-time setup of (mint, local validator) for
+// private payments (POST /v1/spl/initialize-mint), paid by the faucet.
+// It builds against processed state so that it needs no slot to pass.
+func initializeMint(ctx context.Context, p *localnet.Pair, mint solana.PublicKey) error {
+	faucet := p.Base.FaucetKey()
+	out, err := (&payments.Planner{}).InitializeMint(ctx, processedChain{p}, &payments.InitializeMintRequest{
+		Payer: solana.PublicKeyFromBytes(faucet[32:]).String(), Mint: mint.String(),
+	})
+	if err != nil {
+		return fmt.Errorf("initialize mint: %w", err)
+	}
+	tx, err := txwire.DecodeBase64(out.TransactionBase64)
+	if err != nil {
+		return fmt.Errorf("initialize mint: %w", err)
+	}
+	if err := tx.Sign(faucet); err != nil {
+		return fmt.Errorf("initialize mint: %w", err)
+	}
+	rec, err := p.Base.Process(ctx, tx.Bytes())
+	if err != nil {
+		return fmt.Errorf("initialize mint: %w", err)
+	}
+	if rec.Err != nil {
+		return fmt.Errorf("initialize mint: %w", rec.Err)
+	}
+	return nil
+}
+
+// processedChain is a payments.Chain over the pair at processed
+// commitment (the demo setup runs before any slot has passed).
+type processedChain struct{ p *localnet.Pair }
+
+func (c processedChain) LatestBlockhash(_ context.Context, layer string) (payments.Blockhash, error) {
+	l := c.p.Base
+	if layer == payments.Ephemeral {
+		l = c.p.Ephemeral
+	}
+	bh, _ := l.LatestBlockhash(ledger.Processed)
+	return payments.Blockhash{Hash: bh.Blockhash, LastValidBlockHeight: bh.LastValidBlockHeight}, nil
+}
+
+func (c processedChain) Account(_ context.Context, key solana.PublicKey) (*payments.Account, error) {
+	a, _ := c.p.Base.Account(key, ledger.Processed)
+	if a == nil {
+		return nil, nil
+	}
+	return &payments.Account{Owner: a.Owner, Lamports: a.Lamports, Data: a.Data}, nil
+}
+
+func (c processedChain) Identity(context.Context) (solana.PublicKey, error) {
+	return c.p.Identity(), nil
+}
+
+func (c processedChain) EphemeralEndpoint() string { return "" }
+
+func (c processedChain) Cluster() cluster.Kind { return cluster.Local }
+
+func readDemo(dir string) (*Demo, error) {
+	b, err := os.ReadFile(filepath.Join(dir, DemoFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read demo wallets: %w", err)
+	}
+	var d Demo
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, DemoFile), err)
+	}
+	return &d, nil
+}
+
+func writeDemo(dir string, d *Demo) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write demo wallets: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".demo-*.json")
+	if err != nil {
+		return fmt.Errorf("write demo wallets: %w", err)
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write demo wallets: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, DemoFile)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write demo wallets: %w", err)
+	}
+	return nil
+}
+
+// loadOrCreateKeypair reads a Solana CLI keypair file, creating it (mode
+// 0600) when it does not exist.
+func loadOrCreateKeypair(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		var nums []int
+		if err := json.Unmarshal(b, &nums); err != nil || len(nums) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("read keypair %s: not a 64-byte keypair", path)
+		}
+		raw := make([]byte, len(nums))
+		for i, n := range nums {
+			if n < 0 || n > 255 {
+				return nil, fmt.Errorf("read keypair %s: byte %d out of range", path, i)
+			}
+			raw[i] = byte(n)
+		}
+		k := ed25519.NewKeyFromSeed(raw[:32])
+		if string(k[32:]) != string(raw[32:]) {
+			return nil, fmt.Errorf("read keypair %s: public key does not match the secret key", path)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read keypair: %w", err)
+	}
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	nums := make([]int, len(k))
+	for i, c := range k {
+		nums[i] = int(c)
+	}
+	out, _ := json.Marshal(nums)
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		return nil, fmt.Errorf("write keypair: %w", err)
+	}
+	return k, nil
+}

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/api"
+	"github.com/ferry-sh/ferry/pkg/auth"
+	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/localnet"
+	"github.com/ferry-sh/ferry/pkg/payments"
+	"github.com/ferry-sh/ferry/pkg/router"
+	"github.com/ferry-sh/ferry/pkg/rpcserver"
+)
+
+// Local is local mode's embedded chain: the ledger pair, the router over
+// it and the demo mint and wallets.
+type Local struct {
+	Pair   *localnet.Pair
+	Router *router.Registry
+	Demo   *Demo
+}
+
+// dataDirEntries is everything ferry keeps in a data directory; Reset
+// removes exactly these (never the directory itself, which may hold other
+// files).
+var dataDirEntries = []string{"base", "ephemeral", localnet.KeypairFile, auth.KeyFileName, DemoFile, WalletsDir}
+
+// ResetDataDir deletes what ferry serve keeps in dir: ledgers, validator
+// identity, token key, demo wallets and demo.json.
+func ResetDataDir(dir string) error {
+	for _, name := range dataDirEntries {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("reset %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// buildLocal opens the ledger pair and assembles every endpoint over it.
+func buildLocal(o Options, s *Server) (*Node, error) {
+	log := o.Logger
+	dir := o.DataDir
+	if dir != "" {
+		if o.Reset {
+			if err := ResetDataDir(dir); err != nil {
+				return nil, err
+			}
+			log.Info("data directory reset", "dir", dir)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+	}
+	created := dir == ""
+	if !created {
+		_, err := os.Stat(filepath.Join(dir, "base"))
+		created = os.IsNotExist(err)
+	}
+	p, err := localnet.Open(localnet.Config{
+		DataDir: dir, BaseSlot: o.SlotDuration, EphemeralSlot: o.EphemeralSlotDuration,
+		FinalityDepth: o.FinalityDepth, NoSync: o.NoSync, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start ledgers: %w", err)
+	}
+	s.OnShutdown(func(context.Context) error {
+		if err := p.Close(); err != nil {
+			return fmt.Errorf("close ledgers: %w", err)
+		}
+		log.Info("ledgers closed", "base", p.Base.Slot(ledger.Confirmed), "ephemeral", p.Ephemeral.Slot(ledger.Confirmed))
+		return nil
+	})
+
+	s.Endpoint(KeyAPI, o.APIAddr, nil, WithWriteTimeout(APIWriteTimeout))
+	s.Endpoint(KeyRPC, o.RPCAddr, nil)
+	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil)
+	s.Endpoint(KeyRouter, o.RouterAddr, nil)
+	urls, err := s.Bind()
+	if err != nil {
+		return nil, err
+	}
+
+	demo, err := ensureDemo(context.Background(), p, o.Demo, dir, s)
+	if err != nil {
+		return nil, err
+	}
+	var demoMint solana.PublicKey
+	if demo != nil {
+		demoMint = solana.MustPublicKeyFromBase58(demo.Mint)
+	}
+	p.BaseRPC.EnableFaucet(rpcserver.FaucetOptions{DefaultMint: func() solana.PublicKey { return demoMint }})
+
+	reg, err := router.NewLocal(router.LocalConfig{
+		Identity: p.Identity(), URL: urls[KeyEphemeral],
+		Blockhash:     ledgerBlockhash(p.Ephemeral),
+		Base:          ledgerAccounts(p.Base),
+		BaseBlockhash: ledgerBlockhash(p.Base),
+	})
+	if err != nil {
+		return nil, err
+	}
+	routerH := &router.Handler{Backend: reg}
+
+	// The API reaches the embedded nodes in-process under their bound
+	// URLs: the same clients, caches and code paths as against a real
+	// cluster, without an HTTP hop.
+	over := o.Overrides
+	over.PerCluster = clonePerCluster(over.PerCluster)
+	over.PerCluster[string(cluster.Local)] = cluster.Overrides{
+		BaseRPC: urls[KeyRPC], Ephemeral: urls[KeyEphemeral], Router: urls[KeyRouter], API: urls[KeyAPI],
+	}
+	env, err := api.FromEnv(o.Getenv, over)
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := api.NewClusters(api.ClustersConfig{
+		Default:   string(cluster.Local),
+		Overrides: env.Overrides,
+		InProcess: map[string]http.Handler{urls[KeyRPC]: p.BaseRPC, urls[KeyEphemeral]: p.EphemeralRPC, urls[KeyRouter]: routerH},
+	})
+	if err != nil {
+		return nil, err
+	}
+	planner := &payments.Planner{}
+	if demo != nil {
+		planner.DefaultMints = map[cluster.Kind]solana.PublicKey{cluster.Local: demoMint}
+	}
+	apiSrv, err := newAPI(o, s, clusters, planner, env, dir)
+	if err != nil {
+		return nil, err
+	}
+	for key, h := range map[string]http.Handler{KeyAPI: apiSrv, KeyRPC: p.BaseRPC, KeyEphemeral: p.EphemeralRPC, KeyRouter: routerH} {
+		if err := s.SetHandler(key, h); err != nil {
+			return nil, err
+		}
+	}
+	routes, _ := reg.Routes(context.Background())
+	info := &Info{
+		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created,
+		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes,
+	}
+	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo}}, nil
+}
+
+func clonePerCluster(m map[string]cluster.Overrides) map[string]cluster.Overrides {
+	out := make(map[string]cluster.Overrides, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// ledgerBlockhash is a router.BlockhashSource over a ledger (confirmed).
+func ledgerBlockhash(l *ledger.Ledger) router.BlockhashSource {
+	return router.BlockhashSourceFunc(func(context.Context) (chainclient.Blockhash, error) {
+		bh, _ := l.LatestBlockhash(ledger.Confirmed)
+		return chainclient.Blockhash{Hash: bh.Blockhash, LastValidBlockHeight: bh.LastValidBlockHeight}, nil
+	})
+}
+
+// ledgerAccounts is a router.AccountReader over a ledger (confirmed).
+func ledgerAccounts(l *ledger.Ledger) router.AccountReader {
+	return router.AccountReaderFunc(func(_ context.Context, key solana.PublicKey) (*router.Account, error) {
+		a, _ := l.Account(key, ledger.Confirmed)
+		if a == nil {
+			return nil, nil
+		}
+		return &router.Account{Lamports: a.Lamports, Owner: a.Owner, Data: a.Data}, nil
+	})
+}
