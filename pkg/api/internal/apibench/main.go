@@ -57,6 +57,7 @@ func main() {
 		logLevel  = flag.String("log", "warn", "server log level (info logs one line per request to stderr)")
 		cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the measured period to this file")
 		blockprof = flag.String("blockprofile", "", "write a blocking profile to this file at the end")
+		rate      = flag.Float64("rate", 0, "open loop: issue this many requests per second in total (0: closed loop, as fast as the connections allow); latency is measured from each request's scheduled send time")
 	)
 	flag.Parse()
 	profile = *cpuprof
@@ -74,7 +75,7 @@ func main() {
 			}
 		}()
 	}
-	if err := run(*mode, *conns, *dur, *warmup, *target, *mintFlag, *fromFlag, *toFlag, *serveOnly, *logLevel); err != nil {
+	if err := run(*mode, *conns, *dur, *warmup, *target, *mintFlag, *fromFlag, *toFlag, *serveOnly, *logLevel, *rate); err != nil {
 		fmt.Fprintln(os.Stderr, "apibench:", err)
 		os.Exit(1)
 	}
@@ -89,7 +90,7 @@ func key(label string) ed25519.PrivateKey {
 
 func pub(k ed25519.PrivateKey) solana.PublicKey { return solana.PublicKeyFromBytes(k[32:]) }
 
-func run(mode string, conns int, dur, warmup time.Duration, target, mint, from, to string, serveOnly bool, logLevel string) error {
+func run(mode string, conns int, dur, warmup time.Duration, target, mint, from, to string, serveOnly bool, logLevel string, rate float64) error {
 	body := func(mint, from, to string) ([]byte, error) {
 		route, ok := map[string][3]string{
 			"public": {"public", "base", "base"}, "private": {"private", "base", "base"},
@@ -127,7 +128,10 @@ func run(mode string, conns int, dur, warmup time.Duration, target, mint, from, 
 		return err
 	}
 	fmt.Printf("mode %s, %d connections, %s warm-up, %s measured, GOMAXPROCS %d\n", mode, conns, warmup, dur, runtime.GOMAXPROCS(0))
-	res := load(target+"/v1/spl/transfer", b, conns, warmup, dur)
+	if rate > 0 {
+		fmt.Printf("open loop at %.0f req/s\n", rate)
+	}
+	res := load(target+"/v1/spl/transfer", b, conns, warmup, dur, rate)
 	res.print()
 	return nil
 }
@@ -206,7 +210,13 @@ type result struct {
 	firstError string
 }
 
-func load(url string, body []byte, conns int, warmup, dur time.Duration) *result {
+// load drives url with conns concurrent connections. With rate 0 each
+// connection sends its next request as soon as the previous one returns
+// (closed loop: the server's maximum throughput). With rate > 0 requests are
+// scheduled at fixed intervals and handed to whichever connection is free;
+// latency counts from the scheduled time, so a server that falls behind is
+// charged for the queueing it causes (no coordinated omission).
+func load(url string, body []byte, conns int, warmup, dur time.Duration, rate float64) *result {
 	tr := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	var measuring atomic.Bool
@@ -214,6 +224,8 @@ func load(url string, body []byte, conns int, warmup, dur time.Duration) *result
 	res := &result{statuses: map[int]int64{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var next atomic.Int64
+	schedStart := time.Now()
 	for i := 0; i < conns; i++ {
 		wg.Add(1)
 		go func() {
@@ -224,6 +236,12 @@ func load(url string, body []byte, conns int, warmup, dur time.Duration) *result
 			var first string
 			for !stop.Load() {
 				t0 := time.Now()
+				if rate > 0 {
+					t0 = schedStart.Add(time.Duration(float64(next.Add(1)-1) / rate * float64(time.Second)))
+					if d := time.Until(t0); d > 0 {
+						time.Sleep(d)
+					}
+				}
 				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				resp, err := hc.Do(req)
