@@ -154,19 +154,8 @@ func (p *program) depositSPL(ctx *runtime.Context, d es.Decoded) error {
 	if _, err := vaultAt(ctx, vault, vata, mi, true); err != nil {
 		return err
 	}
-	if eata.Owner == es.DelegationProgramID {
-		ctx.Log("eATA is delegated; deposit through a shuttle instead")
-		return ErrEATADelegated
-	}
-	e, err := eataAt(ctx, eata, false)
+	e, err := ownedUndelegatedEATA(ctx, eata, owner, mi, "deposit through a shuttle instead")
 	if err != nil {
-		return err
-	}
-	if e.Owner != owner.Key || e.Mint != mi.key {
-		ctx.Logf("eATA %s belongs to %s/%s", eata.Key, e.Owner, e.Mint)
-		return ErrInvalidEATA
-	}
-	if err := progutil.Writable(ctx, eata, "eATA"); err != nil {
 		return err
 	}
 	sum, carry := bits.Add64(e.Amount, ix.Amount, 0)
@@ -203,19 +192,8 @@ func (p *program) withdrawSPL(ctx *runtime.Context, d es.Decoded) error {
 	if err != nil {
 		return err
 	}
-	if eata.Owner == es.DelegationProgramID {
-		ctx.Log("eATA is delegated; undelegate it on the ephemeral rollup first")
-		return ErrEATADelegated
-	}
-	e, err := eataAt(ctx, eata, false)
+	e, err := ownedUndelegatedEATA(ctx, eata, owner, mi, "undelegate it on the ephemeral rollup first")
 	if err != nil {
-		return err
-	}
-	if e.Owner != owner.Key || e.Mint != mi.key {
-		ctx.Logf("eATA %s belongs to %s/%s", eata.Key, e.Owner, e.Mint)
-		return ErrInvalidEATA
-	}
-	if err := progutil.Writable(ctx, eata, "eATA"); err != nil {
 		return err
 	}
 	if ix.Amount > e.Amount {
@@ -655,4 +633,26 @@ func (p *program) initRent(ctx *runtime.Context, _ es.Decoded) error {
 		return ctx.Invoke(spl.SystemTransfer(payer.Key, rent.Key, need-rent.Lamports))
 	}
 	return nil
+}
+
+// ownedUndelegatedEATA loads the writable eATA of owner for the mint, which
+// the legacy deposit and withdraw paths may only touch while it is not
+// delegated; hint tells the user what to do instead when it is.
+func ownedUndelegatedEATA(ctx *runtime.Context, eata, owner *runtime.AccountRef, mi mintInfo, hint string) (es.EphemeralATA, error) {
+	if eata.Owner == es.DelegationProgramID {
+		ctx.Log("eATA is delegated; " + hint)
+		return es.EphemeralATA{}, ErrEATADelegated
+	}
+	e, err := eataAt(ctx, eata, false)
+	if err != nil {
+		return es.EphemeralATA{}, err
+	}
+	if e.Owner != owner.Key || e.Mint != mi.key {
+		ctx.Logf("eATA %s belongs to %s/%s", eata.Key, e.Owner, e.Mint)
+		return es.EphemeralATA{}, ErrInvalidEATA
+	}
+	if err := progutil.Writable(ctx, eata, "eATA"); err != nil {
+		return es.EphemeralATA{}, err
+	}
+	return e, nil
 }
