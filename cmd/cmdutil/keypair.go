@@ -3,65 +3,23 @@ package cmdutil
 import (
 	"bufio"
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/keyfile"
 )
 
 // ReadKeypairFile reads a Solana CLI keypair file: a JSON array of 64 bytes
 // (32-byte seed followed by the public key).
-func ReadKeypairFile(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read keypair: %w", err)
-	}
-	var raw []int
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("read keypair %s: not a JSON array of bytes: %w", path, err)
-	}
-	if len(raw) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("read keypair %s: %d bytes, want 64", path, len(raw))
-	}
-	key := make([]byte, ed25519.PrivateKeySize)
-	for i, v := range raw {
-		if v < 0 || v > 255 {
-			return nil, fmt.Errorf("read keypair %s: byte %d out of range", path, i)
-		}
-		key[i] = byte(v)
-	}
-	priv := ed25519.NewKeyFromSeed(key[:32])
-	if string(priv[32:]) != string(key[32:]) {
-		return nil, fmt.Errorf("read keypair %s: public key does not match the secret key", path)
-	}
-	return priv, nil
-}
+func ReadKeypairFile(path string) (ed25519.PrivateKey, error) { return keyfile.Read(path) }
 
 // WriteKeypairFile writes key in the Solana CLI format with mode 0600,
 // refusing to overwrite an existing file.
-func WriteKeypairFile(path string, key ed25519.PrivateKey) error {
-	nums := make([]int, len(key))
-	for i, b := range key {
-		nums[i] = int(b)
-	}
-	b, _ := json.Marshal(nums)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("write keypair: %w", err)
-	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("write keypair: %w", err)
-	}
-	if _, err := fh.Write(b); err != nil {
-		fh.Close()
-		return fmt.Errorf("write keypair: %w", err)
-	}
-	return fh.Close()
-}
+func WriteKeypairFile(path string, key ed25519.PrivateKey) error { return keyfile.Write(path, key) }
 
 // PublicKeyOf returns the public key of an ed25519 private key.
 func PublicKeyOf(k ed25519.PrivateKey) solana.PublicKey {

@@ -2,7 +2,7 @@ package api
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/keyfile"
 )
 
 // EnvConfig is what the hosted API's environment variables configure
@@ -118,22 +119,11 @@ func configErr(name, msg string) *apierr.Error {
 // ParseSecretKey reads a Solana secret key given as a JSON array of 64
 // bytes (the hosted API's GASLESS_SPONSOR_SECRET_KEY format).
 func ParseSecretKey(s string) (ed25519.PrivateKey, error) {
-	var nums []int
-	if err := json.Unmarshal([]byte(s), &nums); err != nil {
+	k, err := keyfile.Parse([]byte(s))
+	switch {
+	case errors.Is(err, keyfile.ErrFormat):
 		return nil, fmt.Errorf("must be a JSON-encoded secret key array")
-	}
-	if len(nums) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("is not a valid Solana secret key")
-	}
-	raw := make([]byte, len(nums))
-	for i, n := range nums {
-		if n < 0 || n > 255 {
-			return nil, fmt.Errorf("must be a JSON-encoded secret key array")
-		}
-		raw[i] = byte(n)
-	}
-	k := ed25519.NewKeyFromSeed(raw[:32])
-	if string(k[32:]) != string(raw[32:]) {
+	case err != nil:
 		return nil, fmt.Errorf("is not a valid Solana secret key")
 	}
 	return k, nil

@@ -23,12 +23,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -36,6 +34,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/ferry-sh/ferry/pkg/espl"
+	"github.com/ferry-sh/ferry/pkg/keyfile"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/ledger/programs/delegation"
 	esplprog "github.com/ferry-sh/ferry/pkg/ledger/programs/espl"
@@ -268,47 +267,9 @@ func loadIdentity(dir string) (ed25519.PrivateKey, error) {
 		_, k, err := ed25519.GenerateKey(rand.Reader)
 		return k, err
 	}
-	path := filepath.Join(dir, KeypairFile)
-	b, err := os.ReadFile(path)
-	if err == nil {
-		var raw []byte
-		var ints []int
-		if err := json.Unmarshal(b, &ints); err != nil || len(ints) != ed25519.PrivateKeySize {
-			return nil, fmt.Errorf("read validator identity %s: not a 64-byte keypair", path)
-		}
-		for _, v := range ints {
-			if v < 0 || v > 255 {
-				return nil, fmt.Errorf("read validator identity %s: byte %d out of range", path, v)
-			}
-			raw = append(raw, byte(v))
-		}
-		k := ed25519.NewKeyFromSeed(raw[:32])
-		if string(k[32:]) != string(raw[32:]) {
-			return nil, fmt.Errorf("read validator identity %s: public key does not match the secret", path)
-		}
-		return k, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read validator identity: %w", err)
-	}
-	_, k, err := ed25519.GenerateKey(rand.Reader)
+	k, _, err := keyfile.LoadOrCreate(filepath.Join(dir, KeypairFile))
 	if err != nil {
-		return nil, fmt.Errorf("generate validator identity: %w", err)
-	}
-	ints := make([]int, len(k))
-	for i, c := range k {
-		ints[i] = int(c)
-	}
-	out, _ := json.Marshal(ints)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("store validator identity: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out, 0o600); err != nil {
-		return nil, fmt.Errorf("store validator identity: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return nil, fmt.Errorf("store validator identity: %w", err)
+		return nil, fmt.Errorf("validator identity: %w", err)
 	}
 	return k, nil
 }

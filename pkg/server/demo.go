@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/keyfile"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
 	"github.com/ferry-sh/ferry/pkg/payments"
@@ -146,7 +145,7 @@ func createDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, walletDir 
 	}
 	for _, name := range names {
 		path := filepath.Join(walletDir, name+".json")
-		key, err := loadOrCreateKeypair(path)
+		key, _, err := keyfile.LoadOrCreate(path)
 		if err != nil {
 			return nil, fmt.Errorf("demo wallet %s: %w", name, err)
 		}
@@ -253,44 +252,4 @@ func writeDemo(dir string, d *Demo) error {
 		return fmt.Errorf("write demo wallets: %w", err)
 	}
 	return nil
-}
-
-// loadOrCreateKeypair reads a Solana CLI keypair file, creating it (mode
-// 0600) when it does not exist.
-func loadOrCreateKeypair(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		var nums []int
-		if err := json.Unmarshal(b, &nums); err != nil || len(nums) != ed25519.PrivateKeySize {
-			return nil, fmt.Errorf("read keypair %s: not a 64-byte keypair", path)
-		}
-		raw := make([]byte, len(nums))
-		for i, n := range nums {
-			if n < 0 || n > 255 {
-				return nil, fmt.Errorf("read keypair %s: byte %d out of range", path, i)
-			}
-			raw[i] = byte(n)
-		}
-		k := ed25519.NewKeyFromSeed(raw[:32])
-		if string(k[32:]) != string(raw[32:]) {
-			return nil, fmt.Errorf("read keypair %s: public key does not match the secret key", path)
-		}
-		return k, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read keypair: %w", err)
-	}
-	_, k, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	nums := make([]int, len(k))
-	for i, c := range k {
-		nums[i] = int(c)
-	}
-	out, _ := json.Marshal(nums)
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		return nil, fmt.Errorf("write keypair: %w", err)
-	}
-	return k, nil
 }
