@@ -110,15 +110,23 @@ func (f *Factory) Chain(bf *BuildFlags) (payments.Chain, error) {
 	return RPCChain(ep)
 }
 
+// Clients connects to the selected cluster's base and ephemeral RPCs. A
+// malformed URL is a usage error.
+func Clients(ep cluster.Endpoints) (base, eph *chainclient.Client, err error) {
+	if base, err = chainclient.New(ep.BaseRPC); err != nil {
+		return nil, nil, UsageErrorf("base RPC URL: %v", err)
+	}
+	if eph, err = chainclient.New(ep.Ephemeral); err != nil {
+		return nil, nil, UsageErrorf("ephemeral RPC URL: %v", err)
+	}
+	return base, eph, nil
+}
+
 // RPCChain connects the planner to the cluster's base and ephemeral RPCs.
 func RPCChain(ep cluster.Endpoints) (*payments.RPCChain, error) {
-	base, err := chainclient.New(ep.BaseRPC)
+	base, eph, err := Clients(ep)
 	if err != nil {
-		return nil, fmt.Errorf("base RPC: %w", err)
-	}
-	eph, err := chainclient.New(ep.Ephemeral)
-	if err != nil {
-		return nil, fmt.Errorf("ephemeral RPC: %w", err)
+		return nil, err
 	}
 	return &payments.RPCChain{
 		Base:      chainclient.NewCached(base, chainclient.CacheOptions{}),

@@ -179,13 +179,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	if err != nil {
 		return err
 	}
-	base, err := chainclient.New(ep.BaseRPC)
+	base, eph, err := cmdutil.Clients(ep)
 	if err != nil {
-		return cmdutil.UsageErrorf("base RPC URL: %v", err)
-	}
-	eph, err := chainclient.New(ep.Ephemeral)
-	if err != nil {
-		return cmdutil.UsageErrorf("ephemeral RPC URL: %v", err)
+		return err
 	}
 	endpoints := submit.Endpoints{Base: base, Ephemeral: eph}
 
