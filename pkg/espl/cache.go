@@ -289,7 +289,7 @@ func (c *Cache) FindPermission(account solana.PublicKey) (solana.PublicKey, uint
 // At most 64 validators are remembered; beyond that the set is reset.
 func (c *Cache) SealKey(validator solana.PublicKey) (*SealKey, error) {
 	if c == nil {
-		return NewSealKey(validator)
+		return prepareSealKey(validator, false)
 	}
 	c.sealMu.Lock()
 	k := c.sealKeys[validator]

@@ -10,6 +10,7 @@ import (
 	mrand "math/rand/v2"
 	"testing"
 
+	"filippo.io/edwards25519"
 	"github.com/gagliardetto/solana-go"
 	"golang.org/x/crypto/curve25519"
 	"golang.org/x/crypto/nacl/box"
@@ -87,28 +88,77 @@ func TestSealInterop(t *testing.T) {
 }
 
 // TestSealMatchesReferenceByteForByte: with the same ephemeral secret, Seal
-// and box.SealAnonymous produce identical bytes.
+// and box.SealAnonymous produce identical bytes, on each multiplication
+// path: one-shot (variable base), prepared (table of the key's multiples)
+// and a prepared key with a torsion component, where multiplying by the
+// clamped scalar reduced mod ℓ instead of as given would change the shared
+// secret.
 func TestSealMatchesReferenceByteForByte(t *testing.T) {
 	v, _ := newValidator(t)
-	pub, _ := X25519PublicKey(v)
-	for i := 0; i < 20; i++ {
-		var esk [32]byte
-		rand.Read(esk[:])
-		msg := []byte{byte(i), 1, 2, 3}
-		ours, err := Seal(v, msg, bytes.NewReader(esk[:]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// box.SealAnonymous draws its ephemeral key with GenerateKey, which
-		// reads exactly 32 bytes.
-		ref, err := box.SealAnonymous(nil, msg, &pub, bytes.NewReader(esk[:]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(ours, ref) {
-			t.Fatalf("sealed bytes differ from box.SealAnonymous:\n %x\n %x", ours, ref)
-		}
+	oneShot := func(msg []byte, r io.Reader) ([]byte, error) { return Seal(v, msg, r) }
+	prepared, err := NewSealKey(v)
+	if err != nil || prepared.table == nil {
+		t.Fatalf("NewSealKey(%s) = %+v, %v; want a table", v, prepared, err)
 	}
+	torsioned := withTwoTorsion(t, v)
+	tk, err := NewSealKey(torsioned)
+	if err != nil || tk.table == nil {
+		t.Fatalf("NewSealKey(torsioned) = %+v, %v; want a table", tk, err)
+	}
+	for _, c := range []struct {
+		name string
+		to   solana.PublicKey
+		seal func([]byte, io.Reader) ([]byte, error)
+	}{
+		{"one-shot", v, oneShot},
+		{"prepared", v, prepared.Seal},
+		{"torsion component", torsioned, tk.Seal},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pub, err := X25519PublicKey(c.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 20; i++ {
+				var esk [32]byte
+				rand.Read(esk[:])
+				msg := []byte{byte(i), 1, 2, 3}
+				ours, err := c.seal(msg, bytes.NewReader(esk[:]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// box.SealAnonymous draws its ephemeral key with
+				// GenerateKey, which reads exactly 32 bytes.
+				ref, err := box.SealAnonymous(nil, msg, &pub, bytes.NewReader(esk[:]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(ours, ref) {
+					t.Fatalf("sealed bytes differ from box.SealAnonymous:\n %x\n %x", ours, ref)
+				}
+			}
+		})
+	}
+}
+
+// withTwoTorsion returns key + (0, −1), the point of order 2: a valid key
+// outside the prime-order subgroup.
+func withTwoTorsion(t *testing.T, key solana.PublicKey) solana.PublicKey {
+	t.Helper()
+	p, err := new(edwards25519.Point).SetBytes(key[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	minusOne := make([]byte, 32)
+	minusOne[0], minusOne[31] = 0xec, 0x7f
+	for i := 1; i < 31; i++ {
+		minusOne[i] = 0xff
+	}
+	t2, err := new(edwards25519.Point).SetBytes(minusOne)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return solana.PublicKeyFromBytes(new(edwards25519.Point).Add(p, t2).Bytes())
 }
 
 func TestOpenFailures(t *testing.T) {
