@@ -104,9 +104,10 @@ func ensureDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, dir string
 		return nil, err
 	}
 	// Clients read at "confirmed" (the planner, ferry balance): serve
-	// only once the demo is confirmed on base and the validator has taken
-	// the mint's transfer queue into the rollup, so the first command
-	// after startup already sees it.
+	// only once the demo is confirmed on base, so the first command after
+	// startup already sees it. The rollup side needs no wait: the bridge
+	// works through base slots in order, so the queue's delegation is
+	// cloned before any later transfer's post-delegation action runs.
 	if err := p.Base.WaitForSlot(ctx, p.Base.Slot(ledger.Processed), ledger.Confirmed); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
