@@ -4,12 +4,14 @@ package rpc
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
@@ -21,6 +23,7 @@ type options struct {
 	ephemeral bool
 	router    bool
 	endpoint  string
+	authToken string
 }
 
 // NewCmd returns the rpc command.
@@ -50,6 +53,12 @@ So 'ferry rpc getBalance KEY {"commitment":"confirmed"}' sends
 positional parameter, wrap it: '[["SIG"]]'. Put "--" before parameters
 that start with "-" (negative numbers) so they are not read as flags.
 
+Private (TEE) rollups want a bearer token as ?token= on every request.
+--auth-token (or FERRY_AUTH_TOKEN) sends one to any target; with
+--ephemeral and neither set, the token "ferry login" stored for the
+keypair on this cluster is used when there is one. Tokens are never
+printed, not even in error messages.
+
 On a terminal the result is pretty-printed with colours. In a pipe, or with
 --output json, the result is printed exactly, as compact JSON. A JSON-RPC
 error is printed as one line on stderr, "error: RPC CODE: MESSAGE", and the
@@ -67,6 +76,9 @@ exit status is 1.`,
   ferry rpc --ephemeral getIdentity
   ferry rpc --router getDelegationStatus DSLT4neMssXyDn2nHPzn5n9tJHu5Nywhj3dFgYjyyLwp
   ferry rpc --endpoint https://api.devnet.solana.com getEpochInfo
+
+  # A private rollup, with the token "ferry login" stored for the keypair
+  ferry rpc --cluster devnet-private --ephemeral getSlot
 
   # Exact JSON for scripts
   ferry rpc getLatestBlockhash | jq -r .value.blockhash`,
@@ -91,6 +103,9 @@ exit status is 1.`,
 			c, err := chainclient.New(target)
 			if err != nil {
 				return cmdutil.UsageErrorf("%v", err)
+			}
+			if tok := o.token(f); tok != "" {
+				c = c.WithToken(tok)
 			}
 			raw, err := c.CallRaw(cmd.Context(), args[0], params)
 			if err != nil {
@@ -117,7 +132,31 @@ exit status is 1.`,
 	fl.BoolVar(&o.ephemeral, "ephemeral", false, "call the cluster's ephemeral rollup RPC")
 	fl.BoolVar(&o.router, "router", false, "call the cluster's router")
 	fl.StringVar(&o.endpoint, "endpoint", "", "call this http(s) URL")
+	fl.StringVar(&o.authToken, "auth-token", "", "bearer token sent as ?token= (default with --ephemeral: the one \"ferry login\" stored for the keypair; env FERRY_AUTH_TOKEN)")
 	return cmd
+}
+
+// token is the bearer token to send, if any: --auth-token, then
+// FERRY_AUTH_TOKEN, then (for the cluster's rollup only) the stored login
+// of the keypair's wallet. Only the inner token reaches a node, as with
+// ferry send.
+func (o *options) token(f *cmdutil.Factory) string {
+	tok := o.authToken
+	if tok == "" {
+		tok = f.Getenv("FERRY_AUTH_TOKEN")
+	}
+	if tok == "" && o.ephemeral {
+		// Best effort: without a keypair or a login there is no token,
+		// and public rollups need none.
+		if key, err := f.LoadKeypair(); err == nil {
+			if ep, err := f.Endpoints(); err == nil {
+				if st, ok := f.LoginToken(ep.Name, solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()); ok {
+					tok = st.Token
+				}
+			}
+		}
+	}
+	return cmdutil.StoredToken{Token: tok}.Inner()
 }
 
 // target picks the endpoint URL.

@@ -1,19 +1,23 @@
 package rpc
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
 	"github.com/ferry-sh/ferry/pkg/iostreams"
+	"github.com/ferry-sh/ferry/pkg/keyfile"
 )
 
 // node is a fake JSON-RPC endpoint answering every call with a fixed raw
@@ -22,8 +26,9 @@ type node struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	reqs   []map[string]json.RawMessage
-	result string // raw JSON
-	rpcErr string // raw JSON error object, if set
+	tokens []string // each request's ?token=
+	result string   // raw JSON
+	rpcErr string   // raw JSON error object, if set
 }
 
 func newNode(t *testing.T, result string) *node {
@@ -34,6 +39,7 @@ func newNode(t *testing.T, result string) *node {
 		json.Unmarshal(b, &req)
 		n.mu.Lock()
 		n.reqs = append(n.reqs, req)
+		n.tokens = append(n.tokens, r.URL.Query().Get("token"))
 		n.mu.Unlock()
 		if n.rpcErr != "" {
 			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req["id"]) + `,"error":` + n.rpcErr + `}`))
@@ -255,5 +261,68 @@ func TestHelpHasExamples(t *testing.T) {
 		if !strings.Contains(cmd.Example, want) {
 			t.Errorf("examples lack %q", want)
 		}
+	}
+}
+
+// TestAuthToken: which bearer token goes out as ?token=, and that it
+// never shows in output.
+func TestAuthToken(t *testing.T) {
+	base, eph := newNode(t, `1`), newNode(t, `2`)
+	home := t.TempDir()
+	key := ed25519.NewKeyFromSeed(make([]byte, 32))
+	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
+	keyPath := filepath.Join(home, "id.json")
+	if err := keyfile.Write(keyPath, key); err != nil {
+		t.Fatal(err)
+	}
+	e := func(extra ...string) env {
+		m := env{"FERRY_HOME": home, "FERRY_KEYPAIR": keyPath, "FERRY_RPC_URL": base.srv.URL, "FERRY_EPHEMERAL_URL": eph.srv.URL}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return m
+	}
+	f := &cmdutil.Factory{Getenv: func(k string) string { return e()[k] }}
+	if _, err := f.SaveLoginToken("local", wallet, cmdutil.StoredToken{Token: wallet + ".stored-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  env
+		args []string
+		node *node
+		want string
+	}{
+		{"base: none, even with a stored login", e(), []string{"getSlot"}, base, ""},
+		{"flag", e(), []string{"--auth-token", "flag-secret", "getSlot"}, base, "flag-secret"},
+		{"env, bound form sends the inner token", e("FERRY_AUTH_TOKEN", wallet+".env-secret"), []string{"getSlot"}, base, "env-secret"},
+		{"ephemeral: the stored login", e(), []string{"--ephemeral", "getSlot"}, eph, "stored-secret"},
+		{"ephemeral: the flag wins", e(), []string{"--ephemeral", "--auth-token", "flag-secret", "getSlot"}, eph, "flag-secret"},
+		{"ephemeral: no keypair, no token", e("FERRY_KEYPAIR", filepath.Join(home, "missing.json")), []string{"--ephemeral", "getSlot"}, eph, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.node.count()
+			code, out, errOut := run(t, tc.env, false, tc.args...)
+			if code != 0 || tc.node.count() != before+1 {
+				t.Fatalf("exit %d, %d requests; stderr %q", code, tc.node.count()-before, errOut)
+			}
+			tc.node.mu.Lock()
+			got := tc.node.tokens[len(tc.node.tokens)-1]
+			tc.node.mu.Unlock()
+			if got != tc.want {
+				t.Errorf("?token=%q, want %q", got, tc.want)
+			}
+			if strings.Contains(out+errOut, "secret") {
+				t.Errorf("token printed: %q %q", out, errOut)
+			}
+		})
+	}
+
+	// An unreachable endpoint's error names it without the token.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	code, _, errOut := run(t, e(), false, "--endpoint", dead.URL, "--auth-token", "dead-secret", "getSlot")
+	if code == 0 || strings.Contains(errOut, "dead-secret") || !strings.Contains(errOut, strings.TrimPrefix(dead.URL, "http://")) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
