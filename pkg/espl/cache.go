@@ -286,6 +286,11 @@ func (c *Cache) FindPermission(account solana.PublicKey) (solana.PublicKey, uint
 }
 
 // SealKey returns the memoised recipient key of validator (see NewSealKey).
+// A validator's first use gets a key without the multiples table, its
+// second the full key: the table costs about four one-shot seals to build,
+// so a caller naming a new validator on every request (the API's
+// `validator` field is client input) gets no slower than one-shot sealing,
+// while the validators that are actually used pay for their table once.
 // At most 64 validators are remembered; beyond that the set is reset.
 func (c *Cache) SealKey(validator solana.PublicKey) (*SealKey, error) {
 	if c == nil {
@@ -294,10 +299,10 @@ func (c *Cache) SealKey(validator solana.PublicKey) (*SealKey, error) {
 	c.sealMu.Lock()
 	k := c.sealKeys[validator]
 	c.sealMu.Unlock()
-	if k != nil {
+	if k != nil && k.table != nil {
 		return k, nil
 	}
-	k, err := NewSealKey(validator)
+	k, err := prepareSealKey(validator, k != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +310,9 @@ func (c *Cache) SealKey(validator solana.PublicKey) (*SealKey, error) {
 	if c.sealKeys == nil || len(c.sealKeys) >= sealKeyLimit {
 		c.sealKeys = make(map[solana.PublicKey]*SealKey)
 	}
-	c.sealKeys[validator] = k
+	if old := c.sealKeys[validator]; old == nil || old.table == nil {
+		c.sealKeys[validator] = k
+	}
 	c.sealMu.Unlock()
 	return k, nil
 }

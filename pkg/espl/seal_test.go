@@ -202,13 +202,16 @@ func TestSealInvalidRecipient(t *testing.T) {
 
 func TestCacheSealKey(t *testing.T) {
 	c := NewCache(0)
-	a, err := c.SealKey(ValidatorEU)
-	if err != nil {
-		t.Fatal(err)
+	// First use: a one-shot key; second: the key with its table, which is
+	// then kept.
+	first, err := c.SealKey(ValidatorEU)
+	if err != nil || first.table != nil || first.Identity() != ValidatorEU {
+		t.Fatalf("first SealKey = %+v, %v; want no table yet", first, err)
 	}
+	a, _ := c.SealKey(ValidatorEU)
 	b, _ := c.SealKey(ValidatorEU)
-	if a != b || a.Identity() != ValidatorEU {
-		t.Error("seal key not memoised")
+	if a.table == nil || a != b || a.Identity() != ValidatorEU {
+		t.Error("second use did not memoise a key with its table")
 	}
 	x, _ := X25519PublicKey(ValidatorEU)
 	if a.X25519() != x {
