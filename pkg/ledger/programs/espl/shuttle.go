@@ -79,6 +79,17 @@ func (s *shuttle) open(ctx *runtime.Context, id uint32, amount, setupLamports ui
 	})
 }
 
+// shuttleDelegated reports (and logs) that the shuttle eATA of ixs 24–26,
+// account 3, is already delegated; those instructions then succeed and do
+// nothing (espl-program.md).
+func shuttleDelegated(ctx *runtime.Context) bool {
+	if a, err := ctx.Account(3); err == nil && a.Owner == es.DelegationProgramID {
+		ctx.Log("shuttle already delegated")
+		return true
+	}
+	return false
+}
+
 // depositShuttle is ix 24 SetupAndDelegateShuttleEphemeralAtaWithMerge:
 // move amount from the owner's source account into the global vault,
 // credit it to a new shuttle and delegate the shuttle; the validator then
@@ -87,8 +98,7 @@ func (s *shuttle) open(ctx *runtime.Context, id uint32, amount, setupLamports ui
 // destination W · mint · token program · vault · source W · vault ATA W.
 func (p *program) depositShuttle(ctx *runtime.Context, d es.Decoded) error {
 	ix := d.(es.DepositShuttleIx)
-	if a, err := ctx.Account(3); err == nil && a.Owner == es.DelegationProgramID {
-		ctx.Log("shuttle already delegated")
+	if shuttleDelegated(ctx) {
 		return nil
 	}
 	s, err := loadShuttle(ctx, ix.ShuttleID, 14, 15)
@@ -119,8 +129,7 @@ func (p *program) depositShuttle(ctx *runtime.Context, d es.Decoded) error {
 // token program · vault · source W · vault ATA W · queue W.
 func (p *program) privateTransfer(ctx *runtime.Context, d es.Decoded) error {
 	ix := d.(es.PrivateTransferIx)
-	if a, err := ctx.Account(3); err == nil && a.Owner == es.DelegationProgramID {
-		ctx.Log("shuttle already delegated")
+	if shuttleDelegated(ctx) {
 		return nil
 	}
 	s, err := loadShuttle(ctx, ix.ShuttleID, 13, 14)
@@ -176,8 +185,7 @@ func (p *program) privateTransfer(ctx *runtime.Context, d es.Decoded) error {
 // program.
 func (p *program) withdrawShuttle(ctx *runtime.Context, d es.Decoded) error {
 	ix := d.(es.WithdrawShuttleIx)
-	if a, err := ctx.Account(3); err == nil && a.Owner == es.DelegationProgramID {
-		ctx.Log("shuttle already delegated")
+	if shuttleDelegated(ctx) {
 		return nil
 	}
 	s, err := loadShuttle(ctx, ix.ShuttleID, 14, 15)
