@@ -103,9 +103,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	if err != nil {
 		return err
 	}
-	c, err := chainclient.New(ep.BaseRPC)
+	c, err := cmdutil.BaseClient(ep)
 	if err != nil {
-		return cmdutil.UsageErrorf("base RPC URL: %v", err)
+		return err
 	}
 	f.IO.StartProgress(fmt.Sprintf("Airdropping %s SOL", FormatSOL(lamports)))
 	res, err := airdrop(ctx, c, to, lamports, !o.noConfirm)

@@ -113,13 +113,23 @@ func (f *Factory) Chain(bf *BuildFlags) (payments.Chain, error) {
 // Clients connects to the selected cluster's base and ephemeral RPCs. A
 // malformed URL is a usage error.
 func Clients(ep cluster.Endpoints) (base, eph *chainclient.Client, err error) {
-	if base, err = chainclient.New(ep.BaseRPC); err != nil {
-		return nil, nil, UsageErrorf("base RPC URL: %v", err)
+	if base, err = BaseClient(ep); err != nil {
+		return nil, nil, err
 	}
 	if eph, err = chainclient.New(ep.Ephemeral); err != nil {
 		return nil, nil, UsageErrorf("ephemeral RPC URL: %v", err)
 	}
 	return base, eph, nil
+}
+
+// BaseClient connects to the selected cluster's base-layer RPC. A
+// malformed URL is a usage error.
+func BaseClient(ep cluster.Endpoints) (*chainclient.Client, error) {
+	c, err := chainclient.New(ep.BaseRPC)
+	if err != nil {
+		return nil, UsageErrorf("base RPC URL: %v", err)
+	}
+	return c, nil
 }
 
 // RPCChain connects the planner to the cluster's base and ephemeral RPCs.

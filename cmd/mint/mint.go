@@ -110,9 +110,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, cmd *cobra.Command
 	if err != nil {
 		return err
 	}
-	c, err := chainclient.New(ep.BaseRPC)
+	c, err := cmdutil.BaseClient(ep)
 	if err != nil {
-		return cmdutil.UsageErrorf("base RPC URL: %v", err)
+		return err
 	}
 	fail := func(err error) error { return faucetError(err, ep.BaseRPC) }
 	if o.create {
