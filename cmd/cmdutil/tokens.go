@@ -84,6 +84,23 @@ func (f *Factory) LoginToken(cluster, wallet string) (StoredToken, bool) {
 	return t, true
 }
 
+// RollupToken is the bearer token to forward to a rollup as ?token=: flag,
+// then FERRY_AUTH_TOKEN, then the token `ferry login` stored for wallet on
+// cluster (not looked up when wallet is empty). Only the inner part is
+// returned: that is all a rollup ever sees, as with the payments API.
+func (f *Factory) RollupToken(flag, cluster, wallet string) string {
+	tok := flag
+	if tok == "" {
+		tok = f.Getenv("FERRY_AUTH_TOKEN")
+	}
+	if tok == "" && wallet != "" {
+		if st, ok := f.LoginToken(cluster, wallet); ok {
+			tok = st.Token
+		}
+	}
+	return StoredToken{Token: tok}.Inner()
+}
+
 // SaveLoginToken stores t for wallet on cluster, replacing any earlier
 // token, and returns the file's path. The file is replaced atomically and
 // is readable by its owner only.

@@ -4,14 +4,12 @@ package rpc
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
-	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
@@ -136,27 +134,20 @@ exit status is 1.`,
 	return cmd
 }
 
-// token is the bearer token to send, if any: --auth-token, then
-// FERRY_AUTH_TOKEN, then (for the cluster's rollup only) the stored login
-// of the keypair's wallet. Only the inner token reaches a node, as with
-// ferry send.
+// token is the bearer token to send, if any: see Factory.RollupToken. The
+// stored login is looked up only for the cluster's own rollup, and only
+// when a keypair loads (public rollups need no token).
 func (o *options) token(f *cmdutil.Factory) string {
-	tok := o.authToken
-	if tok == "" {
-		tok = f.Getenv("FERRY_AUTH_TOKEN")
-	}
-	if tok == "" && o.ephemeral {
-		// Best effort: without a keypair or a login there is no token,
-		// and public rollups need none.
+	var cluster, wallet string
+	if o.ephemeral {
 		if key, err := f.LoadKeypair(); err == nil {
-			if ep, err := f.Endpoints(); err == nil {
-				if st, ok := f.LoginToken(ep.Name, solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()); ok {
-					tok = st.Token
-				}
-			}
+			wallet = cmdutil.PublicKeyOf(key).String()
+		}
+		if ep, err := f.Endpoints(); err == nil {
+			cluster = ep.Name
 		}
 	}
-	return cmdutil.StoredToken{Token: tok}.Inner()
+	return f.RollupToken(o.authToken, cluster, wallet)
 }
 
 // target picks the endpoint URL.

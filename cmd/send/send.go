@@ -204,17 +204,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	if o.maxRetries >= 0 {
 		req.MaxRetries = &o.maxRetries
 	}
-	token := o.authToken
-	if token == "" {
-		token = f.Getenv("FERRY_AUTH_TOKEN")
-	}
-	if token == "" {
-		if st, ok := f.LoginToken(ep.Name, tx.Message.AccountKeys[0].String()); ok {
-			token = st.Token
-		}
-	}
-	// Only the inner token ever reaches a rollup (as the API does it).
-	innerToken := cmdutil.StoredToken{Token: token}.Inner()
+	innerToken := f.RollupToken(o.authToken, ep.Name, tx.Message.AccountKeys[0].String())
 
 	if o.confirm {
 		req.Confirm = &o.confirm
