@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
@@ -270,7 +269,7 @@ func TestAuthToken(t *testing.T) {
 	base, eph := newNode(t, `1`), newNode(t, `2`)
 	home := t.TempDir()
 	key := ed25519.NewKeyFromSeed(make([]byte, 32))
-	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
+	wallet := cmdutil.PublicKeyOf(key).String()
 	keyPath := filepath.Join(home, "id.json")
 	if err := keyfile.Write(keyPath, key); err != nil {
 		t.Fatal(err)
