@@ -287,7 +287,7 @@ func (c *Cache) FindPermission(account solana.PublicKey) (solana.PublicKey, uint
 
 // SealKey returns the memoised recipient key of validator (see NewSealKey).
 // A validator's first use gets a key without the multiples table, its
-// second the full key: the table costs about four one-shot seals to build,
+// second the full key: the table costs about two one-shot seals to build,
 // so a caller naming a new validator on every request (the API's
 // `validator` field is client input) gets no slower than one-shot sealing,
 // while the validators that are actually used pay for their table once.

@@ -33,8 +33,7 @@ var (
 // its multiples that turns each seal's shared-secret multiplication into a
 // fixed-base one (about 3× cheaper). Preparing it costs a point
 // decompression and the table (about 40 KiB, ~100 µs); Cache.SealKey
-// memoises it. A SealKey is immutable and
-// safe for concurrent use.
+// memoises it. A SealKey is immutable and safe for concurrent use.
 type SealKey struct {
 	identity solana.PublicKey
 	point    curve.EdwardsPoint
