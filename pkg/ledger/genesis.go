@@ -1,13 +1,16 @@
 package ledger
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/ferry-sh/ferry/pkg/ledger/programs"
 	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
 	"github.com/ferry-sh/ferry/pkg/spl"
 )
@@ -117,6 +120,7 @@ func (l *Ledger) genesisAccounts(now int64) []AccountWrite {
 	for _, reg := range l.registrations {
 		out = append(out, programAccounts(reg, cfg.Rent)...)
 	}
+	out = append(out, l.programGenesisAccounts()...)
 	out = append(out,
 		AccountWrite{Key: spl.SysvarRentID, Account: sysvarAccount(cfg.Rent, RentSysvarData(cfg.Rent))},
 		AccountWrite{Key: spl.SysvarClockID, Account: sysvarAccount(cfg.Rent, ClockSysvarData(0, now, 0, now))},
@@ -138,6 +142,75 @@ func (l *Ledger) genesisAccounts(now int64) []AccountWrite {
 	}
 	slices.SortFunc(dedup, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
 	return dedup
+}
+
+// programGenesisAccounts are the accounts the registered builtin
+// programs expect on any cluster (programs.GenesisAccounts: the native
+// mints), those whose owning program this ledger runs, sorted by key.
+func (l *Ledger) programGenesisAccounts() []AccountWrite {
+	var out []AccountWrite
+	for k, a := range programs.GenesisAccounts(l.cfg.Rent) {
+		if slices.ContainsFunc(l.registrations, func(r *runtime.Registration) bool { return r.ID == a.Owner }) {
+			out = append(out, AccountWrite{Key: k, Account: a})
+		}
+	}
+	slices.SortFunc(out, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
+	return out
+}
+
+// addMissingProgramAccounts gives a resumed ledger the program genesis
+// accounts it lacks because it was created before ferry had them (the
+// native mints): each missing one is written once, through Apply, so it
+// is persisted and listed in the block like any privileged write, and the
+// history before it is left as it was. An address that holds only lamports
+// (SOL sent there while the account did not exist) becomes the account and
+// keeps them if they exceed its genesis balance, as Agave did when it
+// reconfigured the native mint on running clusters. An address holding
+// anything else is left alone and logged.
+func (l *Ledger) addMissingProgramAccounts(ctx context.Context) error {
+	want := l.programGenesisAccounts()
+	missing := false
+	for _, w := range want {
+		if a, _ := l.Account(w.Key, Processed); a == nil || isBareSystemAccount(a) {
+			missing = true
+		}
+	}
+	if !missing {
+		return nil
+	}
+	var added []solana.PublicKey
+	_, err := l.Apply(ctx, func(aw AccountWriter) error {
+		for _, w := range want {
+			cur := aw.Get(w.Key)
+			switch {
+			case cur == nil:
+			case isBareSystemAccount(cur):
+				w.Account = w.Account.Clone()
+				w.Account.Lamports = max(w.Account.Lamports, cur.Lamports)
+			default:
+				if cur.Owner != w.Account.Owner {
+					l.log.Warn("program genesis account is taken", "account", w.Key, "owner", cur.Owner)
+				}
+				continue
+			}
+			aw.Set(w.Key, w.Account)
+			added = append(added, w.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("add program genesis accounts: %w", err)
+	}
+	for _, k := range added {
+		l.log.Info("added program genesis account missing from this ledger", "account", k)
+	}
+	return nil
+}
+
+// isBareSystemAccount reports whether a is a plain System account with no
+// data: lamports parked at an address, nothing else.
+func isBareSystemAccount(a *Account) bool {
+	return a.Owner == spl.SystemProgramID && len(a.Data) == 0 && !a.Executable
 }
 
 // genesisHash identifies a new ledger: its name, creation time and the

@@ -160,6 +160,10 @@ func Open(cfg Config) (*Ledger, error) {
 	}
 	go l.loop()
 	go l.persist()
+	if err := l.addMissingProgramAccounts(context.Background()); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
+	}
 	return l, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/ferry-sh/ferry/pkg/ledger/programs"
 	"github.com/ferry-sh/ferry/pkg/ledger/programs/programtest"
 	"github.com/ferry-sh/ferry/pkg/ledger/programs/system"
 	"github.com/ferry-sh/ferry/pkg/ledger/programs/token"
@@ -62,7 +63,10 @@ func newFixture(t testing.TB, prog *token.Program) *fixture {
 	ma, fa := mintAuth, freezeAuth
 	f.h.AddMint(f.mint, f.prog, spl.Mint{MintAuthority: &ma, FreezeAuthority: &fa, Supply: supply, Decimals: decimals})
 	f.h.AddMint(f.mint2, f.prog, spl.Mint{MintAuthority: &ma, Decimals: 9})
-	f.h.AddMint(f.nativeMint, f.prog, spl.Mint{Decimals: 9})
+	// The native mints as the ledger creates them at genesis.
+	for k, a := range programs.GenesisAccounts(f.h.Env.Rent) {
+		f.h.SetAccount(k, *a)
+	}
 	f.h.AddTokenAccount(f.src, f.prog, spl.TokenAccount{Mint: f.mint, Owner: alice, Amount: supply})
 	f.h.AddTokenAccount(f.dst, f.prog, spl.TokenAccount{Mint: f.mint, Owner: bob})
 	f.h.AddTokenAccount(f.other, f.prog, spl.TokenAccount{Mint: f.mint2, Owner: bob})

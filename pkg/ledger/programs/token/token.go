@@ -773,7 +773,7 @@ func (p *proc) mintTo(amount uint64, decimals *uint8) error {
 	if err := p.validateOwner(*mint.MintAuthority, auth, p.rest(3)); err != nil {
 		return err
 	}
-	if amount == 0 {
+	if p.t22 || amount == 0 { // Token-2022 checks ownership whatever the amount
 		if err := p.checkOwner(mintRef); err != nil {
 			return err
 		}
@@ -845,7 +845,7 @@ func (p *proc) burn(amount uint64, decimals *uint8) error {
 			return err
 		}
 	}
-	if amount == 0 {
+	if p.t22 || amount == 0 { // Token-2022 checks ownership whatever the amount
 		if err := p.checkOwner(srcRef); err != nil {
 			return err
 		}
@@ -957,6 +957,12 @@ func (p *proc) toggleFreeze(freeze bool) error {
 	return nil
 }
 
+// syncNative sets a wrapped-SOL account's amount to its lamports above
+// the rent-exempt reserve. SPL Token keeps the reserve recorded at
+// initialization and refuses to lower the amount (InvalidState).
+// Token-2022 recomputes the reserve from the current rent (the Rent sysvar
+// when passed as an optional second account, else the runtime's) and
+// stores it, and takes the new amount whatever it is.
 func (p *proc) syncNative() error {
 	ref, err := p.account(0)
 	if err != nil {
@@ -965,6 +971,16 @@ func (p *proc) syncNative() error {
 	if err := p.checkOwner(ref); err != nil {
 		return err
 	}
+	var reserve uint64
+	if p.t22 {
+		rent := p.ctx.Env().Rent
+		if p.ctx.NumAccounts() > 1 {
+			if rent, err = p.rentFromAccount(1); err != nil {
+				return err
+			}
+		}
+		reserve = rent.MinimumBalance(len(ref.Data))
+	}
 	a, err := p.unpackAccount(ref.Data)
 	if err != nil {
 		return err
@@ -972,14 +988,17 @@ func (p *proc) syncNative() error {
 	if a.IsNative == nil {
 		return ErrNonNativeNotSupported
 	}
-	amount, err := checkedSub(ref.Lamports, *a.IsNative)
+	if !p.t22 {
+		reserve = *a.IsNative
+	}
+	amount, err := checkedSub(ref.Lamports, reserve)
 	if err != nil {
 		return err
 	}
-	if amount < a.Amount {
+	if !p.t22 && amount < a.Amount {
 		return ErrInvalidState
 	}
-	a.Amount = amount
+	a.IsNative, a.Amount = &reserve, amount
 	a.EncodeInto(ref.Data)
 	return nil
 }

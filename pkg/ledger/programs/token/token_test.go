@@ -757,7 +757,7 @@ func TestCloseAndSyncNative(t *testing.T) {
 				return []txwire.Instruction{spl.TokenSyncNative(f.prog, f.wsolB)}
 			},
 			err: runtime.ErrIncorrectProgramID},
-		{name: "sync-native-lamports-below-amount",
+		{name: "sync-native-lamports-below-amount", only: classicOnly, // Token-2022: TestNativeSyncNative
 			setup: func(f *fixture) { f.edit(f.wsolA, func(a *spl.TokenAccount) { a.Amount += 1 }) },
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{spl.TokenSyncNative(f.prog, f.wsolA)}
