@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/klauspost/compress/zstd"
@@ -169,8 +170,8 @@ func parseAccountData(a *ledger.Account, mintOf func(solana.PublicKey) *ledger.A
 		if ta.CloseAuthority != nil {
 			info["closeAuthority"] = *ta.CloseAuthority
 		}
-		if len(a.Data) > spl.TokenAccountSize {
-			info["extensions"] = []any{}
+		if ext := uiExtensions(a.Data); len(ext) > 0 {
+			info["extensions"] = ext
 		}
 		return wrap("account", info)
 	}
@@ -182,12 +183,41 @@ func parseAccountData(a *ledger.Account, mintOf func(solana.PublicKey) *ledger.A
 			"mintAuthority":   optKey(mint.MintAuthority),
 			"supply":          uintString(mint.Supply),
 		}
-		if len(a.Data) > spl.TokenAccountSize {
-			info["extensions"] = []any{}
+		if ext := uiExtensions(a.Data); len(ext) > 0 {
+			info["extensions"] = ext
 		}
 		return wrap("mint", info)
 	}
 	return nil
+}
+
+// Token-2022 layout: byte 165 is the account type, the TLV extension area
+// (u16 type, u16 length, value) follows.
+const (
+	tlvStart            = spl.TokenAccountSize + 1
+	extUninitialized    = 0
+	extImmutableOwner   = 7
+	tlvEntryHeaderBytes = 4
+)
+
+// uiExtensions is the "extensions" list of a Token-2022 account or mint
+// (Agave's UiExtension, tagged by "extension"), omitted when empty as
+// Agave omits it. Only the ImmutableOwner extension, which every
+// Token-2022 associated token account carries, is rendered; others are
+// left out (rendering Token-2022 extensions is issue 14's).
+func uiExtensions(data []byte) []any {
+	var out []any
+	for off := tlvStart; off+2 <= len(data); {
+		t := binary.LittleEndian.Uint16(data[off:])
+		if t == extUninitialized || off+tlvEntryHeaderBytes > len(data) {
+			break
+		}
+		if t == extImmutableOwner {
+			out = append(out, map[string]any{"extension": "immutableOwner"})
+		}
+		off += tlvEntryHeaderBytes + int(binary.LittleEndian.Uint16(data[off+2:]))
+	}
+	return out
 }
 
 func optKey(k *solana.PublicKey) any {

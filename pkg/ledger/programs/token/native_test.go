@@ -125,7 +125,7 @@ func TestNativeSyncNative(t *testing.T) {
 					spl.TokenSyncNative(f.prog, f.wsolB),
 				}
 			},
-			logs: []string{"Program log: Instruction: SyncNative"},
+			logs:  []string{"Program log: Instruction: SyncNative"},
 			check: func(t *testing.T, f *fixture) { nativeState(t, f, f.wsolB, rentToken, 700_000_000) }},
 		{name: "nothing-to-sync",
 			ixs: func(f *fixture) []txwire.Instruction {
