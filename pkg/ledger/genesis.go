@@ -163,10 +163,10 @@ func (l *Ledger) programGenesisAccounts() []AccountWrite {
 // native mints): each missing one is written once, through Apply, so it
 // is persisted and listed in the block like any privileged write, and the
 // history before it is left as it was. An address that holds only lamports
-// (SOL sent there while the account did not exist) becomes the account and
-// keeps them if they exceed its genesis balance, as Agave did when it
-// reconfigured the native mint on running clusters. An address holding
-// anything else is left alone and logged.
+// (SOL sent there while the account did not exist) becomes the account,
+// as Agave's reconfiguration of the native mint on running clusters did,
+// with the larger of its lamports and the genesis balance. An address
+// holding anything else is left alone and logged.
 func (l *Ledger) addMissingProgramAccounts(ctx context.Context) error {
 	want := l.programGenesisAccounts()
 	missing := false

@@ -12,6 +12,15 @@
 // CloseAccount, FreezeAccount, ThawAccount, SyncNative, GetAccountDataSize,
 // InitializeImmutableOwner, AmountToUiAmount and UiAmountToAmount.
 //
+// Wrapped SOL follows the processors: accounts of the program's native mint
+// carry their rent-exempt reserve in is_native, Transfer moves their
+// lamports with the amount, CloseAccount returns every lamport, MintTo,
+// Burn and FreezeAccount refuse them (NativeNotSupported) and SyncNative
+// recounts the amount from the lamports (Token-2022 as on its current
+// main: reserve recomputed, optional Rent sysvar, no InvalidState). The
+// native mints themselves are genesis accounts of the ledger
+// (programs.GenesisAccounts).
+//
 // Token-2022 specifics: accounts and mints may be extended (account type at
 // byte 165, TLV extensions from 166). ImmutableOwner is supported (the ATA
 // program creates 170-byte accounts with it) and so are extensions that do
