@@ -20,7 +20,6 @@ import (
 // prefix: ATA, System transfer, SyncNative) and lands on the rollup, a
 // public rollup transfer and a private base → rollup transfer move it
 // there, and a withdrawal brings wSOL, backed by lamports, back to base.
-// (Queued private payouts of wSOL are not covered: see docs/localnet.md.)
 func TestWrappedSOLOnLocalnet(t *testing.T) {
 	p, err := localnet.Open(localnet.Config{BaseSlot: 20 * time.Millisecond, EphemeralSlot: 10 * time.Millisecond,
 		FinalityDepth: -1, CrankInterval: 10 * time.Millisecond})
@@ -89,5 +88,21 @@ func TestWrappedSOLOnLocalnet(t *testing.T) {
 	acct, _ := p.Base.Account(ata, ledger.Confirmed)
 	if ta, err := spl.DecodeTokenAccount(acct.Data); err != nil || ta.IsNative == nil || acct.Lamports != *ta.IsNative+ta.Amount {
 		t.Errorf("alice's wSOL account after withdrawing: %+v lamports %d (%v)", ta, acct.Lamports, err)
+	}
+
+	// Private rollup → base in 2 queued pieces: the crank burns the claims
+	// on the rollup and the validator pays bob from the global vault on
+	// base, lamports included.
+	bobATA := spl.AssociatedTokenAddress(bob, mint, spl.TokenProgramID)
+	bobLamportsBefore, _ := p.Base.Balance(bobATA, ledger.Confirmed)
+	req := transferReq(alice, bob, mint, 30_000_000, "private", "ephemeral", "base")
+	req["split"] = 2
+	f.build("/v1/spl/transfer", req, &u, aliceKey)
+	f.send(&u, aliceKey)
+	f.waitBalance(bob, false, 30_000_000, "bob's private wSOL payout on base")
+	acct, _ = p.Base.Account(bobATA, ledger.Confirmed)
+	ta, err := spl.DecodeTokenAccount(acct.Data)
+	if err != nil || ta.IsNative == nil || acct.Lamports != *ta.IsNative+ta.Amount || acct.Lamports < bobLamportsBefore+30_000_000 {
+		t.Errorf("bob's wSOL account after the payout: %+v lamports %d (before %d) (%v)", ta, acct.Lamports, bobLamportsBefore, err)
 	}
 }

@@ -237,7 +237,7 @@ func (b *bridge) clone(ctx context.Context, pos magic.Position, bt *baseTx) (boo
 	extras := make([]extra, len(dels))
 	for i, d := range dels {
 		if e, err := espl.DecodeEphemeralATA(d.account.Data); err == nil && d.record.Owner == espl.ProgramID {
-			extras[i].mint, _ = b.p.Base.Account(e.Mint, ledger.Confirmed)
+			extras[i].mint = b.rollupMint(e.Mint)
 			if m, _ := b.p.Base.Account(e.Owner, ledger.Confirmed); m != nil && m.Owner == espl.ProgramID && len(m.Data) == espl.ShuttleMetadataSize {
 				extras[i].meta = m
 			}
@@ -290,6 +290,37 @@ func (b *bridge) clone(ctx context.Context, pos magic.Position, bt *baseTx) (boo
 		b.log.Debug("cloned delegation", "account", d.key, "owner", d.record.Owner, "slot", bt.slot)
 	}
 	return true, nil
+}
+
+// rollupMint is the base mint as the rollup gets it. The rollup's copy of
+// a mint is a decimals source whose supply the crank's burns reduce
+// (docs/localnet.md §4), so it must cover every claim on the rollup. A
+// native mint's supply is always 0 (wrapped SOL is backed by lamports,
+// never minted), so its copy carries the global vault's balance instead:
+// everything deposited into the rollup, and so at least what the crank
+// can burn. Other mints' supply already counts the vault.
+func (b *bridge) rollupMint(key solana.PublicKey) *ledger.Account {
+	m, _ := b.p.Base.Account(key, ledger.Confirmed)
+	if m == nil || (key != spl.NativeMintID && key != spl.NativeMint2022ID) {
+		return m
+	}
+	mint, err := spl.DecodeMint(m.Data)
+	if err != nil {
+		return m
+	}
+	vaultATA, _ := espl.FindVaultATA(key, m.Owner)
+	va, _ := b.p.Base.Account(vaultATA, ledger.Confirmed)
+	if va == nil {
+		return m
+	}
+	vault, err := spl.DecodeTokenAccount(va.Data)
+	if err != nil || vault.Amount <= mint.Supply {
+		return m
+	}
+	mint.Supply = vault.Amount
+	c := m.Clone()
+	c.Data = append(mint.Encode(), m.Data[spl.MintSize:]...)
+	return c
 }
 
 // staleClone reports whether the rollup still holds the clone of an
