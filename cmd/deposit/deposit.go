@@ -29,6 +29,7 @@ through a delegated shuttle that merges them into your rollup balance.
 		Args: cobra.NoArgs,
 	}
 	rf := cmdutil.BindRequest(cmd, schema.Of[payments.DepositRequest](), "cluster")
+	rf.AddUIAmount()
 	cmdutil.AddBuildFlags(cmd, &bf)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return cmdutil.RunBuild(cmd, f, rf, &bf, cmdutil.BuildSpec[payments.DepositRequest]{

@@ -170,9 +170,9 @@ func (o *options) target(f *cmdutil.Factory) (string, error) {
 	}
 	switch {
 	case o.ephemeral:
-		return ep.Ephemeral, nil
+		return ep.Ephemeral, cmdutil.RequireRollup(ep)
 	case o.router:
-		return ep.Router, nil
+		return ep.Router, cmdutil.RequireRouter(ep)
 	}
 	return ep.BaseRPC, nil
 }

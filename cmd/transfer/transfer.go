@@ -40,6 +40,7 @@ with --sign, or print the unsigned transaction and sign it elsewhere.`,
 		Args: cobra.NoArgs,
 	}
 	rf := cmdutil.BindRequest(cmd, schema.Of[payments.TransferRequest](), "cluster")
+	rf.AddUIAmount()
 	cmdutil.AddBuildFlags(cmd, &bf)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return cmdutil.RunBuild(cmd, f, rf, &bf, cmdutil.BuildSpec[payments.TransferRequest]{

@@ -25,6 +25,7 @@ rollup balance, and the vault pays them into your base-layer ATA.
 		Args: cobra.NoArgs,
 	}
 	rf := cmdutil.BindRequest(cmd, schema.Of[payments.WithdrawRequest](), "cluster")
+	rf.AddUIAmount()
 	cmdutil.AddBuildFlags(cmd, &bf)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return cmdutil.RunBuild(cmd, f, rf, &bf, cmdutil.BuildSpec[payments.WithdrawRequest]{
