@@ -1,11 +1,16 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,6 +47,8 @@ func TestScripts(t *testing.T) {
 			"jsonget":  cmdJSONGet,
 			"capture":  cmdCapture,
 			"waitfor":  cmdWaitFor,
+			"treehash": cmdTreeHash,
+			"exits":    cmdExits,
 		},
 	})
 }
@@ -171,4 +178,68 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// exits N PROGRAM [ARGS...]: run PROGRAM and check that it exits with
+// status N (ferry's exit codes are a contract: ferry help exit-codes).
+// Its output is the script's stdout and stderr, as with exec.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// treehash DIR FILE: write a digest of the tree under DIR to FILE (compare
+// two with cmp): every directory, and every file with its content hash;
+// the database files of a running ledger (under base/ and ephemeral/),
+// which the ledger keeps rewriting, with their inode instead, so that a
+// deleted and recreated ledger still shows.
+func cmdTreeHash(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: treehash DIR FILE")
+	}
+	root := ts.MkAbs(args[0])
+	var lines []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			lines = append(lines, rel+"/")
+			return nil
+		}
+		if strings.HasPrefix(rel, "base/") || strings.HasPrefix(rel, "ephemeral/") {
+			st, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("%s inode %d", rel, fileID(st)))
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, fmt.Sprintf("%s %x", rel, sha256.Sum256(b)))
+		return nil
+	})
+	ts.Check(err)
+	sort.Strings(lines)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }

@@ -14,12 +14,12 @@ const MaxMintDecimals = 18
 
 // Amount parse errors, wrapped with the offending text.
 var (
-	errNotWhole     = errors.New("is not a whole number of base units: digits 0-9 only, no sign, prefix, separator or exponent")
-	errNotDecimal   = errors.New("is not a decimal token amount: digits with at most one '.', no sign, prefix, separator or exponent")
-	errTooLarge     = errors.New("is too large")
-	errTooPrecise   = errors.New("has more decimals than the mint")
-	errBadDecimals  = errors.New("mint decimals out of range")
-	errEmptyAmount  = errors.New("is empty")
+	errNotWhole    = errors.New("is not a whole number of base units: digits 0-9 only, no sign, prefix, separator or exponent")
+	errNotDecimal  = errors.New("is not a decimal token amount: digits with at most one '.', no sign, prefix, separator or exponent")
+	errTooLarge    = errors.New("is too large")
+	errTooPrecise  = errors.New("has more decimals than the mint")
+	errBadDecimals = errors.New("mint decimals out of range")
+	errEmptyAmount = errors.New("is empty")
 )
 
 // ParseBaseUnits parses a plain decimal integer: ASCII digits only.

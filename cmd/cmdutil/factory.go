@@ -47,7 +47,7 @@ type Factory struct {
 	JSONFields []string
 	JQ         string
 
-	config      *Config
+	config       *Config
 	shownPairing bool
 }
 
