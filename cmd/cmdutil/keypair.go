@@ -21,7 +21,7 @@ import (
 func ReadKeypairFile(path string) (ed25519.PrivateKey, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &InputError{Err: fmt.Errorf("keypair %s: %s: %w", path, KeyfileProblem(err), err)}
+		return nil, &InputError{Err: &keyfileError{msg: fmt.Sprintf("keypair %s: %s", path, KeyfileProblem(err)), err: err}}
 	}
 	k, err := keyfile.Parse(b)
 	if err != nil {
@@ -29,6 +29,15 @@ func ReadKeypairFile(path string) (ed25519.PrivateKey, error) {
 	}
 	return k, nil
 }
+
+// keyfileError is a short message that still unwraps to the os error.
+type keyfileError struct {
+	msg string
+	err error
+}
+
+func (e *keyfileError) Error() string { return e.msg }
+func (e *keyfileError) Unwrap() error { return e.err }
 
 // KeyfileProblem says in a few words why a key file could not be opened.
 func KeyfileProblem(err error) string {

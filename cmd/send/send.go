@@ -19,6 +19,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	pinspect "github.com/ferry-sh/ferry/pkg/inspect"
+	"github.com/ferry-sh/ferry/pkg/outcome"
 	"github.com/ferry-sh/ferry/pkg/submit"
 	"github.com/ferry-sh/ferry/pkg/txwire"
 )
@@ -36,6 +37,7 @@ type options struct {
 	sign            []string
 	authToken       string
 	pollInterval    time.Duration
+	timeout         time.Duration
 }
 
 // NewCmd returns the send command.
@@ -100,6 +102,7 @@ signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
 	fl.BoolVar(&o.skipPreflight, "skip-preflight", false, "skip the node's preflight simulation")
 	fl.Int64Var(&o.maxRetries, "max-retries", -1, "how often the node re-broadcasts the transaction (default: the node's)")
 	fl.DurationVar(&o.pollInterval, "poll-interval", DefaultPollInterval, "how often --confirm polls the chain")
+	fl.DurationVar(&o.timeout, "timeout", cmdutil.DefaultOperationTimeout, "with --confirm: give up (exit status 5) when the operation has not ended after this long (0: no limit)")
 	fl.SortFlags = false
 	_ = cmd.RegisterFlagCompletionFunc("send-to", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{submit.Base, submit.Ephemeral}, cobra.ShellCompDirectiveNoFileComp
@@ -228,10 +231,22 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 		}
 	}
 
+	var op outcome.Operation
+	if o.confirm {
+		op = outcome.Detect(tx, req.SendTo)
+	}
+	var stopWatch context.CancelFunc = func() {}
+	if o.confirm {
+		var cancel context.CancelFunc
+		ctx, cancel = cmdutil.WithOperationTimeout(ctx, o.timeout)
+		defer cancel()
+		ctx, stopWatch = outcome.WatchHealth(ctx, 0, outcome.Node{Layer: submit.Base, Client: base}, outcome.Node{Layer: submit.Ephemeral, Client: eph})
+		defer stopWatch()
+	}
+	follow := f.NewFollower()
 	sender := &submit.Sender{PollInterval: o.pollInterval, OnProgress: func(pr chainclient.ConfirmProgress) {
 		f.IO.SetProgressLabel(progressLabel(req.SendTo, pr))
 	}}
-	start := time.Now()
 	if o.confirm {
 		f.IO.StartProgress(fmt.Sprintf("Sending to %s and confirming", req.SendTo))
 	}
@@ -249,26 +264,59 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 			}
 		}
 		target := endpoints.Base.URL()
-		if req.SendTo == submit.Ephemeral {
+		if req.SendTo == submit.Ephemeral && endpoints.Ephemeral != nil {
 			target = firstNonEmpty(req.SendRPCEndpoint, endpoints.Ephemeral.URL())
 		}
-		return reach(err, req.SendTo, target)
+		if o.confirm {
+			err = cmdutil.OperationError(ctx, err, "confirming", tx.Signatures[0].String(), o.timeout)
+		}
+		return cmdutil.ExplainProgramError(ctx, reach(err, req.SendTo, target), tx, base, eph, req.SendTo)
 	}
-	if f.JSON() {
-		return f.PrintJSON(resp)
+	if !o.confirm {
+		if f.JSON() {
+			return f.PrintJSON(resp)
+		}
+		if _, err := fmt.Fprintln(f.IO.Out, resp.Signature); err != nil {
+			return err
+		}
+		if f.IO.IsStderrTTY() {
+			fmt.Fprintf(f.IO.StyledErr(), "%s Sent to %s (not confirmed; --confirm waits)\n", okStyle.Render("✓"), resp.SendTo)
+		}
+		return nil
 	}
-	if _, err := fmt.Fprintln(f.IO.Out, resp.Signature); err != nil {
-		return err
-	}
-	if f.IO.IsStderrTTY() {
-		w := f.IO.StyledErr()
-		if resp.Confirmed {
-			fmt.Fprintf(w, "%s Confirmed on %s in %.1fs\n", okStyle.Render("✓"), resp.SendTo, time.Since(start).Seconds())
-		} else {
-			fmt.Fprintf(w, "%s Sent to %s (not confirmed; --confirm waits)\n", okStyle.Render("✓"), resp.SendTo)
+	if !f.JSON() {
+		if _, err := fmt.Fprintln(f.IO.Out, resp.Signature); err != nil {
+			return err
 		}
 	}
-	return nil
+	follow.Event(outcome.Event{Event: "confirmed", Kind: op.Kind, Layer: resp.SendTo, Signature: resp.Signature,
+		Message: fmt.Sprintf("Confirmed on %s", resp.SendTo)})
+	trackEph := eph
+	if trackEph != nil && innerToken != "" {
+		trackEph = trackEph.WithToken(innerToken)
+	}
+	res, err := cmdutil.Tracker(f, ep, base, trackEph, o.pollInterval, follow).Track(ctx, op)
+	f.IO.StopProgress()
+	if err != nil {
+		return cmdutil.OperationError(ctx, err, "following the "+string(op.Kind)+" of", resp.Signature, o.timeout)
+	}
+	if f.JSON() {
+		final := struct {
+			Event string `json:"event"`
+			*submit.Response
+			Outcome *outcome.Result `json:"outcome"`
+		}{"result", resp, res}
+		if follow.Streaming() {
+			b, err := json.Marshal(final)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.Out, "%s\n", b)
+		} else if err := f.PrintJSON(final); err != nil {
+			return err
+		}
+	}
+	return cmdutil.OutcomeError(res)
 }
 
 var okStyle = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))

@@ -2,9 +2,12 @@
 package transfer
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
+	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/payments"
 	"github.com/ferry-sh/ferry/pkg/schema"
 )
@@ -47,9 +50,25 @@ with --sign, or print the unsigned transaction and sign it elsewhere.`,
 			SignerField: "from",
 			Build: func(cmd *cobra.Command, p *payments.Planner, c payments.Chain, req *payments.TransferRequest) (*payments.UnsignedTransaction, any, error) {
 				out, err := p.Transfer(cmd.Context(), c, req)
-				return out, nil, err
+				return out, nil, explainTo(err, req.To)
 			},
 		})
 	}
 	return cmd
+}
+
+// explainTo says what --to was taken for when the planner read it as a
+// stealth handle and found none: most often a mistyped address or file.
+func explainTo(err error, to string) error {
+	var ae *apierr.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch ae.Code {
+	case payments.CodeStealthPoolNotFound:
+		return cmdutil.InputErrorf("--to: %q is not an address, a keypair file or a stealth handle (no such file, and no stealth pool for that handle)", to)
+	case payments.CodeInvalidStealthTransfer, payments.CodeInvalidStealthHandle:
+		return cmdutil.InputErrorf("--to: %q is not an address or a keypair file (stealth handles are only for private base to base transfers)", to)
+	}
+	return err
 }
