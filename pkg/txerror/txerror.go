@@ -62,6 +62,9 @@ func (e *Explained) Text() string {
 func Explain(errJSON []byte, programs []solana.PublicKey) (*Explained, bool) {
 	var s string
 	if json.Unmarshal(errJSON, &s) == nil {
+		if s == "" {
+			return nil, false // null
+		}
 		return &Explained{Instruction: -1, Name: s, Description: txErrors[s]}, true
 	}
 	var obj map[string]json.RawMessage
@@ -81,9 +84,12 @@ func Explain(errJSON []byte, programs []solana.PublicKey) (*Explained, bool) {
 			return nil, false
 		}
 		e := &Explained{Instruction: idx}
-		if idx < len(programs) {
+		known := idx < len(programs)
+		if known {
 			e.Program = programs[idx]
 			e.ProgramName = programNames[e.Program]
+		} else {
+			e.ProgramName = "unknown program"
 		}
 		var name string
 		var custom struct {
@@ -94,7 +100,11 @@ func Explain(errJSON []byte, programs []solana.PublicKey) (*Explained, bool) {
 			e.Name, e.Description = name, instructionErrors[name]
 		case json.Unmarshal(pair[1], &custom) == nil && custom.Custom != nil:
 			e.Custom = custom.Custom
-			e.Name, e.Description = customName(e.Program, *custom.Custom)
+			if known {
+				e.Name, e.Description = customName(e.Program, *custom.Custom)
+			} else {
+				e.Name = fmt.Sprintf("Custom(%d)", *custom.Custom)
+			}
 		default:
 			e.Name = string(pair[1])
 		}
@@ -185,15 +195,15 @@ var customErrors = map[solana.PublicKey]map[uint32]customError{
 }
 
 var instructionErrors = map[string]string{
-	"InsufficientFunds":          "an account has too few lamports for the instruction",
-	"InvalidAccountData":         "an account's data is not what the program expects",
-	"AccountNotRentExempt":       "an account would not be rent exempt",
-	"MissingRequiredSignature":   "a required signature is missing",
-	"AccountAlreadyInitialized":  "the account is already initialized",
-	"UninitializedAccount":       "an account is not initialized",
-	"IncorrectProgramId":         "an account is owned by another program",
-	"InvalidArgument":            "an argument is invalid",
-	"InvalidInstructionData":     "the instruction's data is invalid",
+	"InsufficientFunds":           "an account has too few lamports for the instruction",
+	"InvalidAccountData":          "an account's data is not what the program expects",
+	"AccountNotRentExempt":        "an account would not be rent exempt",
+	"MissingRequiredSignature":    "a required signature is missing",
+	"AccountAlreadyInitialized":   "the account is already initialized",
+	"UninitializedAccount":        "an account is not initialized",
+	"IncorrectProgramId":          "an account is owned by another program",
+	"InvalidArgument":             "an argument is invalid",
+	"InvalidInstructionData":      "the instruction's data is invalid",
 	"ExternalAccountDataModified": "a program changed an account it does not own",
 }
 
