@@ -117,6 +117,8 @@ type buildJSON struct {
 	RecentBlockhash      string `json:"recentBlockhash"`
 	LastValidBlockHeight *int64 `json:"lastValidBlockHeight"`
 	SendRPCEndpoint      string `json:"sendRpcEndpoint"`
+	// AlreadySetUp is init-mint's answer when there is nothing to build.
+	AlreadySetUp bool `json:"alreadySetUp"`
 }
 
 // readInput returns the text of the transaction argument or stdin.
@@ -161,6 +163,11 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
 		if err := json.Unmarshal([]byte(t), &build); err != nil {
 			return apierr.BadRequest(submit.CodeInvalidTransaction, "input looks like JSON but is not a build response: "+err.Error())
+		}
+		if build.AlreadySetUp && build.TransactionBase64 == "" {
+			// `ferry init-mint --output json` found nothing to do.
+			fmt.Fprintln(f.IO.ErrOut, "Nothing to send: the mint is already set up.")
+			return nil
 		}
 	}
 	tx, err := pinspect.ParseTransaction(text)
