@@ -21,6 +21,7 @@ func (f *Factory) CheckJSONFlags(outputSet bool) error {
 	if outputSet && f.Output != OutputJSON {
 		return UsageErrorf("--json and --jq print JSON: they cannot be combined with --output %s", f.Output)
 	}
+	f.Output = OutputJSON
 	for _, fld := range f.JSONFields {
 		if strings.TrimSpace(fld) == "" {
 			return UsageErrorf("--json: empty field name (use a comma-separated list, e.g. --json signature,sendTo)")
@@ -31,7 +32,6 @@ func (f *Factory) CheckJSONFlags(outputSet bool) error {
 			return err
 		}
 	}
-	f.Output = OutputJSON
 	return nil
 }
 

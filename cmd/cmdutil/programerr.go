@@ -103,6 +103,9 @@ func fundsHint(ctx context.Context, ex *txerror.Explained, tx *txwire.Transactio
 		}
 		b, err := node.GetTokenAccountBalance(ctx, src, chainclient.Confirmed)
 		if err != nil {
+			if a, aerr := node.GetAccountInfo(ctx, src, chainclient.Confirmed); aerr == nil && a == nil {
+				return fmt.Sprintf("%s holds 0 (it does not exist yet), the instruction moves %d base units", src, in.Amount)
+			}
 			return fmt.Sprintf("the instruction moves %d base units from %s", in.Amount, src)
 		}
 		return fmt.Sprintf("%s holds %s (%d base units), the instruction moves %s (%d base units)",
