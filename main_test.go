@@ -49,6 +49,7 @@ func TestScripts(t *testing.T) {
 			"waitfor":  cmdWaitFor,
 			"treehash": cmdTreeHash,
 			"exits":    cmdExits,
+			"docblocks": cmdDocBlocks,
 		},
 	})
 }
@@ -242,4 +243,52 @@ func cmdTreeHash(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	sort.Strings(lines)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+}
+
+// DocSkipMarker, on the line right before a ```sh block of README.md or
+// docs/guide.md, exempts that block from being run by docblocks; the
+// marker must say why (e.g. it needs the internet, or it starts the
+// server the harness starts itself).
+const DocSkipMarker = "<!-- not run by the tests:"
+
+// docblocks FILE OUT: write every ```sh block of the markdown file FILE
+// (relative to the repository root) that is not marked with DocSkipMarker
+// to OUT as one bash script (set -eo pipefail, each block headed by its
+// line number), so that a script can run the documentation's commands
+// exactly as written.
+func cmdDocBlocks(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: docblocks FILE OUT")
+	}
+	b, err := os.ReadFile(args[0])
+	ts.Check(err)
+	var out strings.Builder
+	out.WriteString("set -eo pipefail\n")
+	lines := strings.Split(string(b), "\n")
+	blocks := 0
+	for i := 0; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != "```sh" {
+			continue
+		}
+		skip := i > 0 && strings.HasPrefix(strings.TrimSpace(lines[i-1]), DocSkipMarker)
+		if skip && !strings.HasSuffix(strings.TrimSpace(lines[i-1]), "-->") {
+			ts.Fatalf("%s:%d: the skip marker must say why and end with -->", args[0], i)
+		}
+		j := i + 1
+		for j < len(lines) && strings.TrimSpace(lines[j]) != "```" {
+			j++
+		}
+		if j == len(lines) {
+			ts.Fatalf("%s:%d: unterminated code block", args[0], i+1)
+		}
+		if !skip {
+			blocks++
+			fmt.Fprintf(&out, "\n# %s:%d\n%s\n", args[0], i+1, strings.Join(lines[i+1:j], "\n"))
+		}
+		i = j
+	}
+	if blocks == 0 {
+		ts.Fatalf("%s has no ```sh block to run", args[0])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out.String()), 0o644))
 }

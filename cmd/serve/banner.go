@@ -72,7 +72,7 @@ func writeBanner(w io.Writer, info *server.Info) {
 		if len(d.Wallets) > 0 {
 			w0 := d.Wallets[0]
 			when := "at creation"
-			if info.DemoCreated {
+			if info.DemoCreated && !info.Created {
 				when = "now"
 			}
 			p("\n%s %s\n", titleStyle.Render("Demo wallets"),
