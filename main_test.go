@@ -42,13 +42,13 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile": cmdWaitFile,
-			"serveenv": cmdServeEnv,
-			"jsonget":  cmdJSONGet,
-			"capture":  cmdCapture,
-			"waitfor":  cmdWaitFor,
-			"treehash": cmdTreeHash,
-			"exits":    cmdExits,
+			"waitfile":  cmdWaitFile,
+			"serveenv":  cmdServeEnv,
+			"jsonget":   cmdJSONGet,
+			"capture":   cmdCapture,
+			"waitfor":   cmdWaitFor,
+			"treehash":  cmdTreeHash,
+			"exits":     cmdExits,
 			"docblocks": cmdDocBlocks,
 		},
 	})

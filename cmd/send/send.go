@@ -65,14 +65,28 @@ private (TEE) rollups require.
 straight in. A transaction that still lacks a signature is refused before
 anything is sent.
 
---confirm waits until the transaction is confirmed or its blockhash expires,
-with a spinner and the elapsed time on a terminal's stderr. Without the
-build response, the expiry bound is the chain's current block height plus
-150 (a blockhash is never valid longer than that).
+--confirm waits until the transaction is confirmed (or its blockhash
+expires) and then follows the operation it starts to its end, from what
+the rollup validator leaves on the two chains: a deposit until it is
+credited on the rollup, a private transfer until every piece is paid out
+on base, a withdrawal until the tokens are back on base; other
+transactions are done when confirmed. Each step is a line on a
+terminal's stderr (with --verbose in pipes too); with --output json each
+step is one JSON object on stdout, the last one {"event":"result", ...,
+"outcome":{...}} (with --json or --jq only that result, filtered).
+Settlement is followed on the local cluster; elsewhere --confirm stops
+after the confirmation. --timeout bounds the whole wait, and a node that
+reports it is unhealthy (a halted ledger) ends it at once. Without the
+build response, the expiry bound is the chain's current block height
+plus 150 (a blockhash is never valid longer than that).
 
-The exit status is 0 only when the transaction was accepted (and, with
---confirm, confirmed). A transaction that landed and failed prints its
-signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
+Exit status (see "ferry help exit-codes"): 0 only when the transaction
+was accepted and, with --confirm, the whole operation succeeded; 4 when a
+program rejected it (the error names the program error and, for a lack of
+funds, the balance and the amount) or the operation was refunded or moved
+nothing; 5 when --timeout passed or the blockhash expired; 6 when a node
+is unreachable or unhealthy. A transaction that landed still prints its
+signature on stdout.`,
 		Example: `  # Build, sign and send a deposit, waiting for confirmation
   ferry deposit --sign alice.json --mint $MINT --amount 5000000 --output json |
     ferry send --confirm
@@ -85,8 +99,11 @@ signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
   # A transaction signed elsewhere, to the rollup
   ferry send --send-to ephemeral --confirm AQAAAA...
 
-  # The API's response shape, for scripts
-  ferry send --confirm --output json < signed.json`,
+  # One JSON object per step, for scripts
+  ferry send --confirm --output json < signed.json
+
+  # Only the outcome's status
+  ferry send --confirm --jq .outcome.status < signed.json`,
 		Args: cmdutil.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return run(cmd.Context(), f, o, args)
@@ -94,7 +111,7 @@ signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.sendTo, "send-to", "", "where to send: base or ephemeral (default: the build's sendTo, or detected from the blockhash)")
-	fl.BoolVar(&o.confirm, "confirm", false, "wait until the transaction is confirmed")
+	fl.BoolVar(&o.confirm, "confirm", false, "wait until the transaction is confirmed and its operation has ended (settled, refunded or failed)")
 	fl.StringArrayVar(&o.sign, "sign", nil, "sign with this Solana CLI keypair file first (repeatable)")
 	fl.StringVar(&o.sendRPCEndpoint, "send-rpc-endpoint", "", "explicit ephemeral RPC URL (the build's sendRpcEndpoint); implies --send-to ephemeral")
 	fl.Uint64Var(&o.lastValid, "last-valid-block-height", 0, "the blockhash's last valid block height, for --confirm (default: from the build JSON)")
@@ -182,7 +199,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 		for i, k := range missing {
 			names[i] = k.String()
 		}
-		return fmt.Errorf("transaction is not signed by %s: pass --sign KEYPAIR (here or to the build command)", strings.Join(names, ", "))
+		return cmdutil.InputErrorf("transaction is not signed by %s: pass --sign KEYPAIR (here or to the build command)", strings.Join(names, ", "))
 	}
 
 	ep, err := f.Endpoints()
@@ -345,7 +362,7 @@ func sign(tx *txwire.Transaction, paths []string) error {
 	for _, p := range paths {
 		k, err := cmdutil.ReadKeypairFile(p)
 		if err != nil {
-			return err
+			return &cmdutil.InputError{Err: fmt.Errorf("--sign: %w", err)}
 		}
 		if err := tx.Sign(k); err != nil {
 			return fmt.Errorf("--sign %s: %w", p, err)
