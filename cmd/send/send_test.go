@@ -14,8 +14,8 @@ import (
 	"github.com/ferry-sh/ferry/internal/clitest"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/ledger"
-	"github.com/ferry-sh/ferry/pkg/spl"
 	"github.com/ferry-sh/ferry/pkg/outcome"
+	"github.com/ferry-sh/ferry/pkg/spl"
 	"github.com/ferry-sh/ferry/pkg/submit"
 	"github.com/ferry-sh/ferry/pkg/txwire"
 )
