@@ -25,7 +25,13 @@ split to the validator and pay out on the base layer through the transfer
 queue (or land in the recipient's rollup balance with --to-balance ephemeral).
 
 --from defaults to the first --sign keypair (or your default keypair). Sign
-with --sign, or print the unsigned transaction and sign it elsewhere.`,
+with --sign, or print the unsigned transaction and sign it elsewhere.
+
+--amount is in base units, a plain decimal integer ("010" is ten; 0x10,
+1_0, 1e3 and signs are refused). With --ui it is a token amount (1.5), as
+spl-token takes it, converted with the mint's decimals read from the
+chain (--mint-decimals N for offline builds); more decimals than the mint
+has are refused.`,
 		Example: `  # Public transfer on the base layer, signed and sent
   ferry transfer --sign alice.json --to $BOB --mint $MINT --amount 1000000 \
     --visibility public --from-balance base --to-balance base --output base64 |
