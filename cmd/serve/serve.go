@@ -163,6 +163,11 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	if f.URL != "" {
 		clusterName = f.URL
 	}
+	if clusterName != "" {
+		// The Solana CLI's monikers (-u l, d, m); a custom URL keeps the
+		// hosted API's pairing here: this process is that API.
+		clusterName = cluster.Canonical(clusterName)
+	}
 	local := server.IsLocal(clusterName)
 	routes, err := parseRoutes(o.routes)
 	if err != nil {
