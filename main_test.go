@@ -1,11 +1,16 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,11 +42,14 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfile": cmdWaitFile,
-			"serveenv": cmdServeEnv,
-			"jsonget":  cmdJSONGet,
-			"capture":  cmdCapture,
-			"waitfor":  cmdWaitFor,
+			"waitfile":  cmdWaitFile,
+			"serveenv":  cmdServeEnv,
+			"jsonget":   cmdJSONGet,
+			"capture":   cmdCapture,
+			"waitfor":   cmdWaitFor,
+			"treehash":  cmdTreeHash,
+			"exits":     cmdExits,
+			"docblocks": cmdDocBlocks,
 		},
 	})
 }
@@ -171,4 +179,116 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// exits N PROGRAM [ARGS...]: run PROGRAM and check that it exits with
+// status N (ferry's exit codes are a contract: ferry help exit-codes).
+// Its output is the script's stdout and stderr, as with exec.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// treehash DIR FILE: write a digest of the tree under DIR to FILE (compare
+// two with cmp): every directory, and every file with its content hash;
+// the database files of a running ledger (under base/ and ephemeral/),
+// which the ledger keeps rewriting, with their inode instead, so that a
+// deleted and recreated ledger still shows.
+func cmdTreeHash(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: treehash DIR FILE")
+	}
+	root := ts.MkAbs(args[0])
+	var lines []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			lines = append(lines, rel+"/")
+			return nil
+		}
+		if strings.HasPrefix(rel, "base/") || strings.HasPrefix(rel, "ephemeral/") {
+			st, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("%s inode %d", rel, fileID(st)))
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, fmt.Sprintf("%s %x", rel, sha256.Sum256(b)))
+		return nil
+	})
+	ts.Check(err)
+	sort.Strings(lines)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+}
+
+// DocSkipMarker, on the line right before a ```sh block of README.md or
+// docs/guide.md, exempts that block from being run by docblocks; the
+// marker must say why (e.g. it needs the internet, or it starts the
+// server the harness starts itself).
+const DocSkipMarker = "<!-- not run by the tests:"
+
+// docblocks FILE OUT: write every ```sh block of the markdown file FILE
+// (relative to the repository root) that is not marked with DocSkipMarker
+// to OUT as one bash script (set -eo pipefail, each block headed by its
+// line number), so that a script can run the documentation's commands
+// exactly as written.
+func cmdDocBlocks(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: docblocks FILE OUT")
+	}
+	b, err := os.ReadFile(args[0])
+	ts.Check(err)
+	var out strings.Builder
+	out.WriteString("set -eo pipefail\n")
+	lines := strings.Split(string(b), "\n")
+	blocks := 0
+	for i := 0; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != "```sh" {
+			continue
+		}
+		skip := i > 0 && strings.HasPrefix(strings.TrimSpace(lines[i-1]), DocSkipMarker)
+		if skip && !strings.HasSuffix(strings.TrimSpace(lines[i-1]), "-->") {
+			ts.Fatalf("%s:%d: the skip marker must say why and end with -->", args[0], i)
+		}
+		j := i + 1
+		for j < len(lines) && strings.TrimSpace(lines[j]) != "```" {
+			j++
+		}
+		if j == len(lines) {
+			ts.Fatalf("%s:%d: unterminated code block", args[0], i+1)
+		}
+		if !skip {
+			blocks++
+			fmt.Fprintf(&out, "\n# %s:%d\n%s\n", args[0], i+1, strings.Join(lines[i+1:j], "\n"))
+		}
+		i = j
+	}
+	if blocks == 0 {
+		ts.Fatalf("%s has no ```sh block to run", args[0])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out.String()), 0o644))
 }

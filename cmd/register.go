@@ -6,6 +6,7 @@ import (
 	"github.com/ferry-sh/ferry/cmd/airdrop"
 	"github.com/ferry-sh/ferry/cmd/balance"
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
+	"github.com/ferry-sh/ferry/cmd/confirm"
 	"github.com/ferry-sh/ferry/cmd/deposit"
 	"github.com/ferry-sh/ferry/cmd/initmint"
 	"github.com/ferry-sh/ferry/cmd/inspect"
@@ -30,6 +31,7 @@ var subcommands = []func(*cmdutil.Factory) *cobra.Command{
 	initmint.NewCmd,
 	inspect.NewCmd,
 	send.NewCmd,
+	confirm.NewCmd,
 	balance.NewCmd,
 	login.NewCmd,
 	keygen.NewCmd,

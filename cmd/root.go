@@ -32,13 +32,17 @@ router locally, backed by an embedded ledger pair.`,
   ferry balance alice.json
 
   # The same against devnet
-  ferry balance --cluster devnet`,
+  ferry balance -u devnet
+
+Exit statuses are a contract (0 success, 2 usage, 3 validation, 4 failed on
+chain or refunded, 5 timeout, 6 upstream unavailable, 7 auth): see
+"ferry help exit-codes".`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			f.IO.SetNoColor(f.NoColor)
-			return nil
+			return f.CheckJSONFlags(cmd.Flags().Changed("output"))
 		},
 	}
 	root.SetOut(f.IO.Out)
@@ -52,7 +56,17 @@ router locally, backed by an embedded ledger pair.`,
 	for _, add := range subcommands {
 		root.AddCommand(add(f))
 	}
+	root.AddCommand(ExitCodesTopic())
 	return root
+}
+
+// ExitCodesTopic is the help topic `ferry help exit-codes`.
+func ExitCodesTopic() *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "The exit statuses of every ferry command",
+		Long:  cmdutil.ExitCodesHelp,
+	}
 }
 
 // Execute runs ferry with the process's arguments and returns the exit code.
@@ -60,5 +74,5 @@ func Execute() int {
 	f := cmdutil.New()
 	root := NewRootCmd(f)
 	err := root.Execute()
-	return cmdutil.ExitCode(err, f.IO.ErrOut)
+	return cmdutil.Report(err, f.IO.ErrOut, f.JSON())
 }

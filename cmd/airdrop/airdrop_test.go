@@ -92,7 +92,7 @@ func TestAirdropErrors(t *testing.T) {
 		{[]string{"1", "nobody"}, nil, 2, `"nobody" is neither a base58 address nor a keypair file`},
 		{[]string{"1", "a", "b"}, nil, 2, `unexpected argument "b"`},
 		{[]string{"1"}, map[string]string{"FERRY_HOME": home}, 1, "no address given and no keypair at " + filepath.Join(home, "id.json")},
-		{[]string{"1", "11111111111111111111111111111111"}, map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 1,
+		{[]string{"1", "11111111111111111111111111111111"}, map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 6,
 			"error: cannot reach RPC at http://127.0.0.1:1: is `ferry serve` running?"},
 		{[]string{"1", "11111111111111111111111111111111", "-o", "base64"}, nil, 2, "--output must be one of text, json"},
 	} {

@@ -186,6 +186,10 @@ func tokenBalances(ctx context.Context, f *cmdutil.Factory, ep cluster.Endpoints
 		return reach(err, "base RPC", ep.BaseRPC)
 	}
 	res.ATA, res.Base = b.ATA, b.Balance
+	if ep.Ephemeral == "" {
+		res.EphemeralNote = "no rollup is paired with this custom base layer: pass --ephemeral-url to read the private balance"
+		return nil
+	}
 	if eph == nil {
 		res.EphemeralNote = fmt.Sprintf("the %s rollup needs a login token: run `ferry login --cluster %s`", ep.Name, ep.Name)
 		return nil

@@ -90,9 +90,9 @@ func TestBalanceErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{addr, "--mint", "x"}, n.Env(), 2, "--mint:"},
-		{[]string{addr, "--mint", missing}, n.Env(), 1, "error: MINT_NOT_FOUND:"},
+		{[]string{addr, "--mint", missing}, n.Env(), 3, "error: MINT_NOT_FOUND:"},
 		{[]string{addr, "b"}, n.Env(), 2, `unexpected argument "b"`},
-		{[]string{addr}, map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 1, "error: cannot reach base RPC at http://127.0.0.1:1: is `ferry serve` running?"},
+		{[]string{addr}, map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 6, "error: cannot reach base RPC at http://127.0.0.1:1: is `ferry serve` running?"},
 		{[]string{addr, "--cluster", "moon"}, nil, 2, "--cluster:"},
 	} {
 		r := clitest.Run(t, NewCmd, clitest.Options{Env: tc.env}, tc.args...)

@@ -30,7 +30,7 @@ func (f *Factory) ResolveAddress(arg string) (solana.PublicKey, error) {
 	if k, err := solana.PublicKeyFromBase58(arg); err == nil {
 		return k, nil
 	}
-	if _, err := os.Stat(arg); err == nil {
+	if _, err := os.Stat(arg); err == nil || LooksLikePath(arg) {
 		k, err := ReadKeypairFile(arg)
 		if err != nil {
 			return solana.PublicKey{}, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/espl"
 	"github.com/ferry-sh/ferry/pkg/payments"
 	"github.com/ferry-sh/ferry/pkg/spl"
 	"github.com/ferry-sh/ferry/pkg/txwire"
@@ -45,13 +46,15 @@ func AddBuildFlags(cmd *cobra.Command, bf *BuildFlags) {
 // Offline reports whether the build must not touch the network.
 func (bf *BuildFlags) Offline() bool { return bf.Blockhash != "" }
 
-// Signers reads the --sign keypair files.
+// Signers reads the --sign keypair files. An unreadable one is an error
+// that names the flag and the cause (no such file, not a keypair, no
+// permission).
 func (bf *BuildFlags) Signers() ([]ed25519.PrivateKey, error) {
 	var keys []ed25519.PrivateKey
 	for _, p := range bf.Sign {
 		k, err := ReadKeypairFile(p)
 		if err != nil {
-			return nil, err
+			return nil, &InputError{Err: fmt.Errorf("--sign: %w", err)}
 		}
 		keys = append(keys, k)
 	}
@@ -60,18 +63,25 @@ func (bf *BuildFlags) Signers() ([]ed25519.PrivateKey, error) {
 
 // DefaultSigner is the public key a build command uses for from/owner/payer
 // when the flag is absent: the first --sign key, else the default keypair
-// (if one can be read).
-func (f *Factory) DefaultSigner(bf *BuildFlags) (solana.PublicKey, bool) {
+// (if one can be read; ok is false when there is none). A --sign file
+// that cannot be read is an error, never a silently missing signer.
+func (f *Factory) DefaultSigner(bf *BuildFlags) (key solana.PublicKey, ok bool, err error) {
 	if len(bf.Sign) > 0 {
-		if k, err := ReadKeypairFile(bf.Sign[0]); err == nil {
-			return PublicKeyOf(k), true
+		keys, err := bf.Signers()
+		if err != nil {
+			return solana.PublicKey{}, false, err
 		}
-		return solana.PublicKey{}, false
+		return PublicKeyOf(keys[0]), true, nil
 	}
-	if k, err := f.LoadKeypair(); err == nil {
-		return PublicKeyOf(k), true
+	k, err := f.LoadKeypair()
+	if err == nil {
+		return PublicKeyOf(k), true, nil
 	}
-	return solana.PublicKey{}, false
+	if f.Keypair != "" || f.Getenv("FERRY_KEYPAIR") != "" {
+		// A keypair the user named explicitly must exist.
+		return solana.PublicKey{}, false, &InputError{Err: fmt.Errorf("--keypair: %w", err)}
+	}
+	return solana.PublicKey{}, false, nil
 }
 
 // Chain returns what the planner reads: fixed values with --blockhash, or
@@ -111,10 +121,14 @@ func (f *Factory) Chain(bf *BuildFlags) (payments.Chain, error) {
 }
 
 // Clients connects to the selected cluster's base and ephemeral RPCs. A
-// malformed URL is a usage error.
+// malformed URL is a usage error. eph is nil for a custom base layer
+// without a rollup (see RequireRollup).
 func Clients(ep cluster.Endpoints) (base, eph *chainclient.Client, err error) {
 	if base, err = BaseClient(ep); err != nil {
 		return nil, nil, err
+	}
+	if ep.Ephemeral == "" {
+		return base, nil, nil
 	}
 	if eph, err = chainclient.New(ep.Ephemeral); err != nil {
 		return nil, nil, UsageErrorf("ephemeral RPC URL: %v", err)
@@ -132,17 +146,34 @@ func BaseClient(ep cluster.Endpoints) (*chainclient.Client, error) {
 	return c, nil
 }
 
+// RequireRollup is nil when ep has an ephemeral rollup, else the usage
+// error that says how to pair one.
+func RequireRollup(ep cluster.Endpoints) error {
+	if ep.Ephemeral != "" {
+		return nil
+	}
+	return UsageErrorf("the custom base layer %s has no rollup paired with it: pass --ephemeral-url URL (and --router-url URL), or choose a named cluster (-u localhost, devnet, mainnet-beta)", chainclient.RedactURL(ep.BaseRPC))
+}
+
+// RequireRouter is RequireRollup for the delegation router.
+func RequireRouter(ep cluster.Endpoints) error {
+	if ep.Router != "" {
+		return nil
+	}
+	return UsageErrorf("the custom base layer %s has no router paired with it: pass --router-url URL, or choose a named cluster (-u localhost, devnet, mainnet-beta)", chainclient.RedactURL(ep.BaseRPC))
+}
+
 // RPCChain connects the planner to the cluster's base and ephemeral RPCs.
 func RPCChain(ep cluster.Endpoints) (*payments.RPCChain, error) {
 	base, eph, err := Clients(ep)
 	if err != nil {
 		return nil, err
 	}
-	return &payments.RPCChain{
-		Base:      chainclient.NewCached(base, chainclient.CacheOptions{}),
-		Ephemeral: chainclient.NewCached(eph, chainclient.CacheOptions{}),
-		Kind:      ep.Kind,
-	}, nil
+	rc := &payments.RPCChain{Base: chainclient.NewCached(base, chainclient.CacheOptions{}), Kind: ep.Kind}
+	if eph != nil {
+		rc.Ephemeral = chainclient.NewCached(eph, chainclient.CacheOptions{})
+	}
+	return rc, nil
 }
 
 // SignResponse signs out.TransactionBase64 with keys and replaces it.
@@ -232,7 +263,51 @@ var ErrNoSigner = errors.New("no signer: pass --sign KEYPAIR or the address flag
 // names the signer (from, owner or payer) and how to plan it.
 type BuildSpec[T any] struct {
 	SignerField string
-	Build       func(cmd *cobra.Command, p *payments.Planner, c payments.Chain, req *T) (*payments.UnsignedTransaction, any, error)
+	// Check, if set, runs before the build; done means it has answered
+	// (e.g. init-mint's "already set up") and nothing is built.
+	Check func(cmd *cobra.Command, c payments.Chain, req *T) (done bool, err error)
+	Build func(cmd *cobra.Command, p *payments.Planner, c payments.Chain, req *T) (*payments.UnsignedTransaction, any, error)
+}
+
+// mintDecimals reads the decimals of mint (or, when it is empty, the
+// planner's default mint of the cluster) from the base layer.
+func mintDecimals(ctx context.Context, c payments.Chain, p *payments.Planner, mint string) (uint8, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var key solana.PublicKey
+	if mint == "" {
+		// The planner's default mints (deposit without --mint).
+		k, ok := p.DefaultMints[c.Cluster()]
+		switch {
+		case ok:
+		case c.Cluster() == cluster.Devnet:
+			k = espl.USDCDevnet
+		case c.Cluster() == cluster.Mainnet || c.Cluster() == cluster.Custom:
+			k = espl.USDCMainnet
+		default:
+			return 0, UsageErrorf("--ui needs --mint: there is no default mint here to read the decimals of")
+		}
+		key = k
+	} else {
+		k, err := solana.PublicKeyFromBase58(mint)
+		if err != nil {
+			return 0, InputErrorf("--mint: %q is not an address", mint)
+		}
+		key = k
+	}
+	a, err := c.Account(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("read mint %s for --ui: %w", key, err)
+	}
+	if a == nil {
+		return 0, InputErrorf("--ui: mint %s does not exist on this cluster", key)
+	}
+	m, err := spl.DecodeMint(a.Data)
+	if err != nil {
+		return 0, InputErrorf("--ui: %s is not a mint: %v", key, err)
+	}
+	return m.Decimals, nil
 }
 
 // RunBuild is the shared body of ferry transfer/deposit/withdraw/init-mint:
@@ -243,26 +318,40 @@ func RunBuild[T any](cmd *cobra.Command, f *Factory, rf *RequestFlags, bf *Build
 		return err
 	}
 	extra := map[string]any{}
-	if !rf.Changed(spec.SignerField) {
-		if k, ok := f.DefaultSigner(bf); ok {
-			extra[spec.SignerField] = k.String()
-		}
-	}
-	req := new(T)
-	if err := rf.Decode(extra, req); err != nil {
-		return FlagIssues(err)
-	}
-	chain, err := f.Chain(bf)
+	keys, err := bf.Signers()
 	if err != nil {
 		return err
 	}
-	keys, err := bf.Signers()
+	if !rf.Changed(spec.SignerField) {
+		k, ok, err := f.DefaultSigner(bf)
+		if err != nil {
+			return err
+		}
+		if ok {
+			extra[spec.SignerField] = k.String()
+		}
+	}
+	chain, err := f.Chain(bf)
 	if err != nil {
 		return err
 	}
 	planner := &payments.Planner{}
 	if !bf.Offline() && !rf.Changed("mint") && rf.has("mint") {
 		planner.DefaultMints = f.localDefaultMints(cmd.Context())
+	}
+	var decimals func(string) (uint8, error)
+	if !bf.Offline() {
+		decimals = func(mint string) (uint8, error) { return mintDecimals(cmd.Context(), chain, planner, mint) }
+	}
+	req := new(T)
+	if err := rf.Decode(extra, req, decimals); err != nil {
+		return FlagIssues(err)
+	}
+	if spec.Check != nil {
+		done, err := spec.Check(cmd, chain, req)
+		if err != nil || done {
+			return err
+		}
 	}
 	out, full, err := spec.Build(cmd, planner, chain, req)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
 	"github.com/ferry-sh/ferry/pkg/iostreams"
 )
@@ -36,8 +37,18 @@ type Factory struct {
 	Output     string
 	NoColor    bool
 	ConfigPath string
+	// EphemeralURL and RouterURL pair the base layer with a rollup and a
+	// router explicitly (--ephemeral-url, --router-url).
+	EphemeralURL string
+	RouterURL    string
+	// Verbose prints how the cluster was resolved (--verbose).
+	Verbose bool
+	// JSONFields and JQ filter JSON output (--json, --jq).
+	JSONFields []string
+	JQ         string
 
-	config *Config
+	config       *Config
+	shownPairing bool
 }
 
 // New returns a factory for the real process environment.
@@ -121,7 +132,8 @@ func (f *Factory) Config() (*Config, error) {
 }
 
 // ClusterName is the selected cluster: --url, --cluster, FERRY_CLUSTER, the
-// config file, then "local".
+// config file, then "local". Each may be a name, a Solana CLI moniker
+// (l, d, m, t and their long forms) or an http(s) base RPC URL.
 func (f *Factory) ClusterName() string {
 	if f.URL != "" {
 		return f.URL
@@ -153,19 +165,67 @@ func (f *Factory) Endpoints() (cluster.Endpoints, error) {
 	for k, v := range cfg.Clusters {
 		o.PerCluster[k] = cluster.Overrides{BaseRPC: v.BaseRPC, Ephemeral: v.Ephemeral, Router: v.Router, API: v.API}
 	}
-	for env, dst := range map[string]*string{
-		"FERRY_RPC_URL": &o.BaseRPC, "FERRY_EPHEMERAL_URL": &o.Ephemeral,
-		"FERRY_ROUTER_URL": &o.Router, "FERRY_API_URL": &o.API,
+	source := map[string]string{}
+	for _, e := range []struct {
+		env, what string
+		dst       *string
+	}{
+		{"FERRY_RPC_URL", "rpc", &o.BaseRPC}, {"FERRY_EPHEMERAL_URL", "ephemeral", &o.Ephemeral},
+		{"FERRY_ROUTER_URL", "router", &o.Router}, {"FERRY_API_URL", "api", &o.API},
 	} {
-		if v := f.Getenv(env); v != "" {
-			*dst = v
+		if v := f.Getenv(e.env); v != "" {
+			*e.dst = v
+			source[e.what] = e.env
 		}
 	}
-	ep, err := cluster.Resolve(f.ClusterName(), o)
+	if f.EphemeralURL != "" {
+		o.Ephemeral, source["ephemeral"] = f.EphemeralURL, "--ephemeral-url"
+	}
+	if f.RouterURL != "" {
+		o.Router, source["router"] = f.RouterURL, "--router-url"
+	}
+	ep, err := cluster.ResolveCLI(f.ClusterName(), o)
 	if err != nil {
-		return ep, UsageErrorf("--cluster: %v", err)
+		flag := "--cluster"
+		if f.URL != "" {
+			flag = "--url"
+		}
+		return ep, UsageErrorf("%s: %v (or a Solana CLI moniker: l, d, m, t)", flag, err)
+	}
+	if f.Verbose && !f.shownPairing {
+		f.shownPairing = true
+		f.showPairing(ep, source)
 	}
 	return ep, nil
+}
+
+// showPairing prints, on stderr, which endpoints the command uses and
+// where each came from (--verbose).
+func (f *Factory) showPairing(ep cluster.Endpoints, source map[string]string) {
+	from := func(what, def string) string {
+		if s := source[what]; s != "" {
+			return " (" + s + ")"
+		}
+		return def
+	}
+	named := fmt.Sprintf(" (cluster %s)", ep.Name)
+	if ep.Kind == cluster.Custom {
+		named = " (custom base layer: not paired)"
+	}
+	w := f.IO.ErrOut
+	fmt.Fprintf(w, "cluster %s (%s)\n", chainclient.RedactURL(ep.Name), ep.Kind)
+	fmt.Fprintf(w, "  base RPC   %s%s\n", chainclient.RedactURL(ep.BaseRPC), from("rpc", ""))
+	if ep.Ephemeral == "" {
+		fmt.Fprintf(w, "  rollup     none: pass --ephemeral-url to pair one\n")
+	} else {
+		fmt.Fprintf(w, "  rollup     %s%s\n", chainclient.RedactURL(ep.Ephemeral), from("ephemeral", named))
+	}
+	if ep.Router == "" {
+		fmt.Fprintf(w, "  router     none: pass --router-url to pair one\n")
+	} else {
+		fmt.Fprintf(w, "  router     %s%s\n", chainclient.RedactURL(ep.Router), from("router", named))
+	}
+	fmt.Fprintf(w, "  API        %s%s\n", chainclient.RedactURL(ep.API), from("api", ""))
 }
 
 // CheckOutput validates --output against the formats a command supports.
@@ -184,8 +244,12 @@ func (f *Factory) CheckOutput(allowed ...string) error {
 // JSON reports whether --output json was chosen.
 func (f *Factory) JSON() bool { return f.Output == OutputJSON }
 
-// PrintJSON writes v as indented JSON to stdout.
+// PrintJSON writes v as indented JSON to stdout, filtered by --json and
+// --jq when given.
 func (f *Factory) PrintJSON(v any) error {
+	if len(f.JSONFields) > 0 || f.JQ != "" {
+		return f.printFiltered(v)
+	}
 	enc := json.NewEncoder(f.IO.Out)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -195,8 +259,13 @@ func (f *Factory) PrintJSON(v any) error {
 // AddGlobalFlags registers the persistent flags on the root command.
 func (f *Factory) AddGlobalFlags(cmd *cobra.Command) {
 	pf := cmd.PersistentFlags()
-	pf.StringVarP(&f.Cluster, "cluster", "c", "", "cluster: local, devnet, mainnet, devnet-private, mainnet-private or an http(s) RPC URL (default local)")
-	pf.StringVarP(&f.URL, "url", "u", "", "base-layer RPC URL (overrides --cluster)")
+	pf.StringVarP(&f.Cluster, "cluster", "c", "", "cluster: local, devnet, mainnet, devnet-private, mainnet-private, a moniker (l, d, m, t) or an http(s) base RPC URL (default local)")
+	pf.StringVarP(&f.URL, "url", "u", "", "cluster as the Solana CLI takes it: a moniker (l|localhost, d|devnet, m|mainnet-beta, t|testnet) or a base-layer RPC URL (overrides --cluster)")
+	pf.StringVar(&f.EphemeralURL, "ephemeral-url", "", "ephemeral rollup RPC URL (needed with a custom base URL; env FERRY_EPHEMERAL_URL)")
+	pf.StringVar(&f.RouterURL, "router-url", "", "delegation router URL (needed with a custom base URL for routing; env FERRY_ROUTER_URL)")
+	pf.BoolVar(&f.Verbose, "verbose", false, "show which endpoints the command uses and where each came from")
+	pf.StringSliceVar(&f.JSONFields, "json", nil, "output JSON with only these top-level fields (comma-separated; implies --output json)")
+	pf.StringVar(&f.JQ, "jq", "", "filter JSON output with a jq expression (implies --output json)")
 	pf.StringVarP(&f.Keypair, "keypair", "k", "", "keypair file (default: Solana CLI keypair)")
 	pf.StringVarP(&f.Output, "output", "o", OutputText, "output format: text or json")
 	pf.BoolVar(&f.NoColor, "no-color", false, "disable colour output")

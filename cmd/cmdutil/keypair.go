@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,44 @@ import (
 )
 
 // ReadKeypairFile reads a Solana CLI keypair file: a JSON array of 64 bytes
-// (32-byte seed followed by the public key).
-func ReadKeypairFile(path string) (ed25519.PrivateKey, error) { return keyfile.Read(path) }
+// (32-byte seed followed by the public key). Its errors name the cause:
+// no such file, no permission to read it, or not a keypair (an
+// *InputError, exit status 3, wrapping the os error where there is one).
+func ReadKeypairFile(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{Err: &keyfileError{msg: fmt.Sprintf("keypair %s: %s", path, KeyfileProblem(err)), err: err}}
+	}
+	k, err := keyfile.Parse(b)
+	if err != nil {
+		return nil, &InputError{Err: fmt.Errorf("%s is not a keypair file (want a Solana CLI keypair: a JSON array of 64 bytes): %w", path, err)}
+	}
+	return k, nil
+}
+
+// keyfileError is a short message that still unwraps to the os error.
+type keyfileError struct {
+	msg string
+	err error
+}
+
+func (e *keyfileError) Error() string { return e.msg }
+func (e *keyfileError) Unwrap() error { return e.err }
+
+// KeyfileProblem says in a few words why a key file could not be opened.
+func KeyfileProblem(err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied (the file must be readable by you; keypairs are usually mode 0600)"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
 
 // WriteKeypairFile writes key in the Solana CLI format with mode 0600,
 // refusing to overwrite an existing file.

@@ -19,7 +19,13 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 ephemeral ATA is created and delegated to the validator, and the tokens travel
 through a delegated shuttle that merges them into your rollup balance.
 
---owner defaults to the first --sign keypair (or your default keypair).`,
+--owner defaults to the first --sign keypair (or your default keypair).
+
+--amount is in base units, a plain decimal integer ("010" is ten; 0x10,
+1_0, 1e3 and signs are refused). With --ui it is a token amount (1.5), as
+spl-token takes it, converted with the mint's decimals read from the
+chain (--mint-decimals N for offline builds); more decimals than the mint
+has are refused.`,
 		Example: `  # Deposit 5 tokens (6 decimals) and send it
   ferry deposit --sign alice.json --mint $MINT --amount 5000000 --output base64 |
     ferry send --confirm
@@ -29,6 +35,7 @@ through a delegated shuttle that merges them into your rollup balance.
 		Args: cobra.NoArgs,
 	}
 	rf := cmdutil.BindRequest(cmd, schema.Of[payments.DepositRequest](), "cluster")
+	rf.AddUIAmount()
 	cmdutil.AddBuildFlags(cmd, &bf)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return cmdutil.RunBuild(cmd, f, rf, &bf, cmdutil.BuildSpec[payments.DepositRequest]{

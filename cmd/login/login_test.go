@@ -94,10 +94,10 @@ func TestLoginErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, map[string]string{"FERRY_KEYPAIR": filepath.Join(t.TempDir(), "none.json")}, 1, "login needs your keypair: read keypair"},
-		{[]string{"--keypair", path}, map[string]string{"FERRY_API_URL": "http://127.0.0.1:1"}, 1,
+		{nil, map[string]string{"FERRY_KEYPAIR": filepath.Join(t.TempDir(), "none.json")}, 3, "login needs your keypair: keypair "},
+		{[]string{"--keypair", path}, map[string]string{"FERRY_API_URL": "http://127.0.0.1:1"}, 6,
 			"error: cannot reach payments API at http://127.0.0.1:1: is `ferry serve` running?"},
-		{[]string{"--keypair", path}, map[string]string{"FERRY_API_URL": notAPI.URL}, 1, "error: NOT_FOUND: Route not found"},
+		{[]string{"--keypair", path}, map[string]string{"FERRY_API_URL": notAPI.URL}, 3, "error: NOT_FOUND: Route not found"},
 		{[]string{"--keypair", path}, map[string]string{"FERRY_API_URL": "ftp://x"}, 2, "is not an http(s) URL"},
 		{[]string{"extra"}, nil, 2, `unexpected argument "extra"`},
 	} {

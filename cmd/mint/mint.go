@@ -119,7 +119,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, cmd *cobra.Command
 		return create(ctx, f, c, o, fail)
 	}
 
-	amount, err := strconv.ParseUint(args[0], 10, 64)
+	amount, err := cmdutil.ParseBaseUnits(args[0])
 	if err != nil || amount == 0 {
 		return cmdutil.UsageErrorf("AMOUNT must be a positive whole number of base units (got %q)", args[0])
 	}

@@ -117,7 +117,7 @@ func TestMintErrors(t *testing.T) {
 		{[]string{"--create", "--decimals", "30"}, n.Env(), 2, "--decimals must be between 0 and 18"},
 		{[]string{"5", addr, "--mint", "nope"}, nil, 2, "--mint:"},
 		{[]string{"5", addr}, plain, 1, "has no test-token faucet (ferry_mintTo): ferry mint works against \"ferry serve\" only"},
-		{[]string{"5", addr}, map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 1, "cannot reach RPC at http://127.0.0.1:1: is `ferry serve` running?"},
+		{[]string{"5", addr}, map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 6, "cannot reach RPC at http://127.0.0.1:1: is `ferry serve` running?"},
 	} {
 		r := clitest.Run(t, NewCmd, clitest.Options{Env: tc.env}, tc.args...)
 		if r.Code != tc.code || !strings.Contains(r.ErrOut, tc.want) || strings.Count(r.ErrOut, "\n") != 1 || r.Out != "" {

@@ -56,6 +56,9 @@ The router is that of --cluster (default local, the router of a running
 			if err != nil {
 				return err
 			}
+			if err := cmdutil.RequireRouter(ep); err != nil {
+				return err
+			}
 			c, err := chainclient.New(ep.Router)
 			if err != nil {
 				return cmdutil.UsageErrorf("router URL: %v", err)

@@ -161,7 +161,7 @@ func TestErrors(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
 	code, out, errOut := run(t, closed, true)
-	if code != 1 || out != "" || errOut != "error: cannot reach router at "+closed+": is `ferry serve` running?\n" {
+	if code != 6 || out != "" || errOut != "error: cannot reach router at "+closed+": is `ferry serve` running?\n" {
 		t.Errorf("unreachable: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 

@@ -114,16 +114,18 @@ exit status is 1.`,
 				}
 				return cmdutil.ReachError(err, "RPC", target)
 			}
-			if f.JSON() || !f.IO.IsStdoutTTY() {
-				var buf bytes.Buffer
-				if err := json.Compact(&buf, raw); err != nil {
-					return fmt.Errorf("print result: %w", err)
+			return f.PrintRawJSON(raw, func() error {
+				if f.JSON() || !f.IO.IsStdoutTTY() {
+					var buf bytes.Buffer
+					if err := json.Compact(&buf, raw); err != nil {
+						return fmt.Errorf("print result: %w", err)
+					}
+					buf.WriteByte('\n')
+					_, err := f.IO.Out.Write(buf.Bytes())
+					return err
 				}
-				buf.WriteByte('\n')
-				_, err := f.IO.Out.Write(buf.Bytes())
-				return err
-			}
-			return iostreams.WriteJSON(f.IO.StyledOut(), raw, f.IO.ColorEnabled())
+				return iostreams.WriteJSON(f.IO.StyledOut(), raw, f.IO.ColorEnabled())
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -170,9 +172,9 @@ func (o *options) target(f *cmdutil.Factory) (string, error) {
 	}
 	switch {
 	case o.ephemeral:
-		return ep.Ephemeral, nil
+		return ep.Ephemeral, cmdutil.RequireRollup(ep)
 	case o.router:
-		return ep.Router, nil
+		return ep.Router, cmdutil.RequireRouter(ep)
 	}
 	return ep.BaseRPC, nil
 }

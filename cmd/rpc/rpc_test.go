@@ -244,11 +244,11 @@ func TestUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	code, _, errOut := run(t, env{"FERRY_RPC_URL": "http://" + addr}, false, "getSlot")
-	if code != 1 || errOut != "error: cannot reach RPC at http://"+addr+": is `ferry serve` running?\n" {
+	if code != 6 || errOut != "error: cannot reach RPC at http://"+addr+": is `ferry serve` running?\n" {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = run(t, env{}, false, "--endpoint", "http://"+addr+"/?token=hunter2", "getSlot")
-	if code != 1 || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "token=REDACTED") {
+	if code != 6 || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "token=REDACTED") {
 		t.Errorf("token: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	pinspect "github.com/ferry-sh/ferry/pkg/inspect"
+	"github.com/ferry-sh/ferry/pkg/outcome"
 	"github.com/ferry-sh/ferry/pkg/submit"
 	"github.com/ferry-sh/ferry/pkg/txwire"
 )
@@ -36,6 +37,7 @@ type options struct {
 	sign            []string
 	authToken       string
 	pollInterval    time.Duration
+	timeout         time.Duration
 }
 
 // NewCmd returns the send command.
@@ -63,14 +65,28 @@ private (TEE) rollups require.
 straight in. A transaction that still lacks a signature is refused before
 anything is sent.
 
---confirm waits until the transaction is confirmed or its blockhash expires,
-with a spinner and the elapsed time on a terminal's stderr. Without the
-build response, the expiry bound is the chain's current block height plus
-150 (a blockhash is never valid longer than that).
+--confirm waits until the transaction is confirmed (or its blockhash
+expires) and then follows the operation it starts to its end, from what
+the rollup validator leaves on the two chains: a deposit until it is
+credited on the rollup, a private transfer until every piece is paid out
+on base, a withdrawal until the tokens are back on base; other
+transactions are done when confirmed. Each step is a line on a
+terminal's stderr (with --verbose in pipes too); with --output json each
+step is one JSON object on stdout, the last one {"event":"result", ...,
+"outcome":{...}} (with --json or --jq only that result, filtered).
+Settlement is followed on the local cluster; elsewhere --confirm stops
+after the confirmation. --timeout bounds the whole wait, and a node that
+reports it is unhealthy (a halted ledger) ends it at once. Without the
+build response, the expiry bound is the chain's current block height
+plus 150 (a blockhash is never valid longer than that).
 
-The exit status is 0 only when the transaction was accepted (and, with
---confirm, confirmed). A transaction that landed and failed prints its
-signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
+Exit status (see "ferry help exit-codes"): 0 only when the transaction
+was accepted and, with --confirm, the whole operation succeeded; 4 when a
+program rejected it (the error names the program error and, for a lack of
+funds, the balance and the amount) or the operation was refunded or moved
+nothing; 5 when --timeout passed or the blockhash expired; 6 when a node
+is unreachable or unhealthy. A transaction that landed still prints its
+signature on stdout.`,
 		Example: `  # Build, sign and send a deposit, waiting for confirmation
   ferry deposit --sign alice.json --mint $MINT --amount 5000000 --output json |
     ferry send --confirm
@@ -83,8 +99,11 @@ signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
   # A transaction signed elsewhere, to the rollup
   ferry send --send-to ephemeral --confirm AQAAAA...
 
-  # The API's response shape, for scripts
-  ferry send --confirm --output json < signed.json`,
+  # One JSON object per step, for scripts
+  ferry send --confirm --output json < signed.json
+
+  # Only the outcome's status
+  ferry send --confirm --jq .outcome.status < signed.json`,
 		Args: cmdutil.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return run(cmd.Context(), f, o, args)
@@ -92,7 +111,7 @@ signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.sendTo, "send-to", "", "where to send: base or ephemeral (default: the build's sendTo, or detected from the blockhash)")
-	fl.BoolVar(&o.confirm, "confirm", false, "wait until the transaction is confirmed")
+	fl.BoolVar(&o.confirm, "confirm", false, "wait until the transaction is confirmed and its operation has ended (settled, refunded or failed)")
 	fl.StringArrayVar(&o.sign, "sign", nil, "sign with this Solana CLI keypair file first (repeatable)")
 	fl.StringVar(&o.sendRPCEndpoint, "send-rpc-endpoint", "", "explicit ephemeral RPC URL (the build's sendRpcEndpoint); implies --send-to ephemeral")
 	fl.Uint64Var(&o.lastValid, "last-valid-block-height", 0, "the blockhash's last valid block height, for --confirm (default: from the build JSON)")
@@ -100,6 +119,7 @@ signature and exits 1 with "error: TRANSACTION_FAILED: ...".`,
 	fl.BoolVar(&o.skipPreflight, "skip-preflight", false, "skip the node's preflight simulation")
 	fl.Int64Var(&o.maxRetries, "max-retries", -1, "how often the node re-broadcasts the transaction (default: the node's)")
 	fl.DurationVar(&o.pollInterval, "poll-interval", DefaultPollInterval, "how often --confirm polls the chain")
+	fl.DurationVar(&o.timeout, "timeout", cmdutil.DefaultOperationTimeout, "with --confirm: give up (exit status 5) when the operation has not ended after this long (0: no limit)")
 	fl.SortFlags = false
 	_ = cmd.RegisterFlagCompletionFunc("send-to", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{submit.Base, submit.Ephemeral}, cobra.ShellCompDirectiveNoFileComp
@@ -114,6 +134,8 @@ type buildJSON struct {
 	RecentBlockhash      string `json:"recentBlockhash"`
 	LastValidBlockHeight *int64 `json:"lastValidBlockHeight"`
 	SendRPCEndpoint      string `json:"sendRpcEndpoint"`
+	// AlreadySetUp is init-mint's answer when there is nothing to build.
+	AlreadySetUp bool `json:"alreadySetUp"`
 }
 
 // readInput returns the text of the transaction argument or stdin.
@@ -159,6 +181,11 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 		if err := json.Unmarshal([]byte(t), &build); err != nil {
 			return apierr.BadRequest(submit.CodeInvalidTransaction, "input looks like JSON but is not a build response: "+err.Error())
 		}
+		if build.AlreadySetUp && build.TransactionBase64 == "" {
+			// `ferry init-mint --output json` found nothing to do.
+			fmt.Fprintln(f.IO.ErrOut, "Nothing to send: the mint is already set up.")
+			return nil
+		}
 	}
 	tx, err := pinspect.ParseTransaction(text)
 	if err != nil {
@@ -172,7 +199,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 		for i, k := range missing {
 			names[i] = k.String()
 		}
-		return fmt.Errorf("transaction is not signed by %s: pass --sign KEYPAIR (here or to the build command)", strings.Join(names, ", "))
+		return cmdutil.InputErrorf("transaction is not signed by %s: pass --sign KEYPAIR (here or to the build command)", strings.Join(names, ", "))
 	}
 
 	ep, err := f.Endpoints()
@@ -228,10 +255,22 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 		}
 	}
 
+	var op outcome.Operation
+	if o.confirm {
+		op = outcome.Detect(tx, req.SendTo)
+	}
+	var stopWatch context.CancelFunc = func() {}
+	if o.confirm {
+		var cancel context.CancelFunc
+		ctx, cancel = cmdutil.WithOperationTimeout(ctx, o.timeout)
+		defer cancel()
+		ctx, stopWatch = outcome.WatchHealth(ctx, 0, outcome.Node{Layer: submit.Base, Client: base}, outcome.Node{Layer: submit.Ephemeral, Client: eph})
+		defer stopWatch()
+	}
+	follow := f.NewFollower()
 	sender := &submit.Sender{PollInterval: o.pollInterval, OnProgress: func(pr chainclient.ConfirmProgress) {
 		f.IO.SetProgressLabel(progressLabel(req.SendTo, pr))
 	}}
-	start := time.Now()
 	if o.confirm {
 		f.IO.StartProgress(fmt.Sprintf("Sending to %s and confirming", req.SendTo))
 	}
@@ -249,26 +288,59 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 			}
 		}
 		target := endpoints.Base.URL()
-		if req.SendTo == submit.Ephemeral {
+		if req.SendTo == submit.Ephemeral && endpoints.Ephemeral != nil {
 			target = firstNonEmpty(req.SendRPCEndpoint, endpoints.Ephemeral.URL())
 		}
-		return reach(err, req.SendTo, target)
+		if o.confirm {
+			err = cmdutil.OperationError(ctx, err, "confirming", tx.Signatures[0].String(), o.timeout)
+		}
+		return cmdutil.ExplainProgramError(ctx, reach(err, req.SendTo, target), tx, base, eph, req.SendTo)
 	}
-	if f.JSON() {
-		return f.PrintJSON(resp)
+	if !o.confirm {
+		if f.JSON() {
+			return f.PrintJSON(resp)
+		}
+		if _, err := fmt.Fprintln(f.IO.Out, resp.Signature); err != nil {
+			return err
+		}
+		if f.IO.IsStderrTTY() {
+			fmt.Fprintf(f.IO.StyledErr(), "%s Sent to %s (not confirmed; --confirm waits)\n", okStyle.Render("✓"), resp.SendTo)
+		}
+		return nil
 	}
-	if _, err := fmt.Fprintln(f.IO.Out, resp.Signature); err != nil {
-		return err
-	}
-	if f.IO.IsStderrTTY() {
-		w := f.IO.StyledErr()
-		if resp.Confirmed {
-			fmt.Fprintf(w, "%s Confirmed on %s in %.1fs\n", okStyle.Render("✓"), resp.SendTo, time.Since(start).Seconds())
-		} else {
-			fmt.Fprintf(w, "%s Sent to %s (not confirmed; --confirm waits)\n", okStyle.Render("✓"), resp.SendTo)
+	if !f.JSON() {
+		if _, err := fmt.Fprintln(f.IO.Out, resp.Signature); err != nil {
+			return err
 		}
 	}
-	return nil
+	follow.Event(outcome.Event{Event: "confirmed", Kind: op.Kind, Layer: resp.SendTo, Signature: resp.Signature,
+		Message: fmt.Sprintf("Confirmed on %s", resp.SendTo)})
+	trackEph := eph
+	if trackEph != nil && innerToken != "" {
+		trackEph = trackEph.WithToken(innerToken)
+	}
+	res, err := cmdutil.Tracker(f, ep, base, trackEph, o.pollInterval, follow).Track(ctx, op)
+	f.IO.StopProgress()
+	if err != nil {
+		return cmdutil.OperationError(ctx, err, "following the "+string(op.Kind)+" of", resp.Signature, o.timeout)
+	}
+	if f.JSON() {
+		final := struct {
+			Event string `json:"event"`
+			*submit.Response
+			Outcome *outcome.Result `json:"outcome"`
+		}{"result", resp, res}
+		if follow.Streaming() {
+			b, err := json.Marshal(final)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.Out, "%s\n", b)
+		} else if err := f.PrintJSON(final); err != nil {
+			return err
+		}
+	}
+	return cmdutil.OutcomeError(res)
 }
 
 var okStyle = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
@@ -290,7 +362,7 @@ func sign(tx *txwire.Transaction, paths []string) error {
 	for _, p := range paths {
 		k, err := cmdutil.ReadKeypairFile(p)
 		if err != nil {
-			return err
+			return &cmdutil.InputError{Err: fmt.Errorf("--sign: %w", err)}
 		}
 		if err := tx.Sign(k); err != nil {
 			return fmt.Errorf("--sign %s: %w", p, err)

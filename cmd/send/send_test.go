@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-sh/ferry/internal/clitest"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/outcome"
 	"github.com/ferry-sh/ferry/pkg/spl"
 	"github.com/ferry-sh/ferry/pkg/submit"
 	"github.com/ferry-sh/ferry/pkg/txwire"
@@ -89,8 +90,8 @@ func TestSendBase(t *testing.T) {
 	build := fmt.Sprintf(`{"kind":"transfer","transactionBase64":%q,"sendTo":"base","recentBlockhash":%q,"lastValidBlockHeight":%d}`,
 		tx.Base64(), bh.Blockhash, bh.LastValidBlockHeight)
 	r = clitest.Run(t, NewCmd, clitest.Options{Env: fx.env, Stdin: build}, "--confirm", "-o", "json")
-	var resp submit.Response
-	if r.Code != 0 || json.Unmarshal([]byte(r.Out), &resp) != nil {
+	resp, oc := lastResult(t, r.Out)
+	if r.Code != 0 || oc.Kind != outcome.KindTransaction || oc.Status != outcome.Settled {
 		t.Fatalf("json: exit %d, %q %q", r.Code, r.Out, r.ErrOut)
 	}
 	if !resp.Confirmed || resp.SendTo != "base" || resp.ConfirmationRPCEndpoint != fx.n.BaseURL || resp.ConfirmationRequiresAuthToken {
@@ -99,7 +100,7 @@ func TestSendBase(t *testing.T) {
 
 	tx, _ = unsigned(t, fx.n.Base, fx.alice, spl.SystemTransfer(fx.alice, bob, 3_000_000))
 	r = clitest.Run(t, NewCmd, clitest.Options{Env: fx.env, TTY: true}, tx.Base64(), "--sign", fx.path, "--confirm", "--send-to", "base")
-	if r.Code != 0 || !sigLine.MatchString(r.Out) || !regexp.MustCompile(`✓ Confirmed on base in \d+\.\ds`).MatchString(r.ErrOut) {
+	if r.Code != 0 || !sigLine.MatchString(r.Out) || !regexp.MustCompile(`✓ Confirmed on base \(\d+\.\ds\)`).MatchString(r.ErrOut) {
 		t.Fatalf("tty: exit %d, %q %q", r.Code, r.Out, r.ErrOut)
 	}
 
@@ -123,8 +124,8 @@ func TestSendEphemeral(t *testing.T) {
 	}
 	tx, _ := unsigned(t, fx.n.Ephemeral, fx.alice, spl.Memo("hello rollup", fx.alice))
 	r := clitest.Run(t, NewCmd, clitest.Options{Env: fx.env}, tx.Base64(), "--sign", fx.path, "--confirm", "-o", "json")
-	var resp submit.Response
-	if r.Code != 0 || json.Unmarshal([]byte(r.Out), &resp) != nil {
+	resp, _ := lastResult(t, r.Out)
+	if r.Code != 0 {
 		t.Fatalf("exit %d, %q %q", r.Code, r.Out, r.ErrOut)
 	}
 	if resp.SendTo != "ephemeral" || !resp.Confirmed || !resp.ConfirmationRequiresAuthToken || strings.Contains(resp.ConfirmationRPCEndpoint, "secret") {
@@ -152,16 +153,20 @@ func TestSendFailures(t *testing.T) {
 		return tx.Base64()
 	}
 
-	// Preflight catches it: nothing lands, the node's message is shown.
+	// Preflight catches it: nothing lands; the error names the program
+	// error and shows the balance and the amount (exit 4).
+	explained := "System program error ResultWithNegativeLamports (custom program error 0x1) in instruction 0: " +
+		"the account has fewer lamports (SOL) than the instruction moves; " + fx.alice.String() + " has "
 	r := clitest.Run(t, NewCmd, clitest.Options{Env: fx.env}, tooMuch(), "--sign", fx.path, "--confirm")
-	if r.Code != 1 || r.Out != "" || !strings.HasPrefix(r.ErrOut, "error: RPC_ERROR: Failed to send transaction (") || strings.Count(r.ErrOut, "\n") != 1 {
+	if r.Code != 4 || r.Out != "" || !strings.HasPrefix(r.ErrOut, "error: RPC_ERROR: Failed to send transaction ("+explained) ||
+		!strings.HasSuffix(r.ErrOut, " SOL, the instruction moves 100 SOL)\n") || strings.Count(r.ErrOut, "\n") != 1 {
 		t.Errorf("preflight: exit %d, %q %q", r.Code, r.Out, r.ErrOut)
 	}
 
 	// Without preflight it lands and fails: the signature is printed, the
-	// exit status is 1 and the error names the TransactionError.
+	// exit status is 4 and the error explains the TransactionError.
 	r = clitest.Run(t, NewCmd, clitest.Options{Env: fx.env}, tooMuch(), "--sign", fx.path, "--confirm", "--skip-preflight")
-	if r.Code != 1 || !sigLine.MatchString(r.Out) || !strings.HasPrefix(r.ErrOut, "error: TRANSACTION_FAILED: Transaction failed ({") {
+	if r.Code != 4 || !sigLine.MatchString(r.Out) || !strings.HasPrefix(r.ErrOut, "error: TRANSACTION_FAILED: Transaction failed ("+explained) {
 		t.Errorf("landed and failed: exit %d, %q %q", r.Code, r.Out, r.ErrOut)
 	}
 
@@ -173,14 +178,14 @@ func TestSendFailures(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{[]string{tx.Base64()}, "", fx.env, 1, "error: transaction is not signed by " + fx.alice.String() + ": pass --sign KEYPAIR"},
-		{[]string{tx.Base64(), "--sign", filepath.Join(t.TempDir(), "none.json")}, "", fx.env, 1, "read keypair"},
-		{[]string{"bm90IGEgdHg="}, "", fx.env, 1, "error: INVALID_TRANSACTION: not a transaction"},
-		{nil, `{"sendTo":"base"}`, fx.env, 1, "error: INVALID_TRANSACTION: not a transaction"},
+		{[]string{tx.Base64()}, "", fx.env, 3, "error: transaction is not signed by " + fx.alice.String() + ": pass --sign KEYPAIR"},
+		{[]string{tx.Base64(), "--sign", filepath.Join(t.TempDir(), "none.json")}, "", fx.env, 3, "error: --sign: keypair "},
+		{[]string{"bm90IGEgdHg="}, "", fx.env, 3, "error: INVALID_TRANSACTION: not a transaction"},
+		{nil, `{"sendTo":"base"}`, fx.env, 3, "error: INVALID_TRANSACTION: not a transaction"},
 		{[]string{tx.Base64(), "--send-to", "moon"}, "", fx.env, 2, "--send-to must be base or ephemeral"},
-		{[]string{tx.Base64(), "--sign", fx.path, "--send-to", "base", "--send-rpc-endpoint", "http://127.0.0.1:9"}, "", fx.env, 1,
+		{[]string{tx.Base64(), "--sign", fx.path, "--send-to", "base", "--send-rpc-endpoint", "http://127.0.0.1:9"}, "", fx.env, 3,
 			"error: VALIDATION_ERROR: sendRpcEndpoint: sendRpcEndpoint can only be used when sendTo is ephemeral"},
-		{[]string{tx.Base64(), "--sign", fx.path, "--send-to", "base"}, "", map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 1,
+		{[]string{tx.Base64(), "--sign", fx.path, "--send-to", "base"}, "", map[string]string{"FERRY_RPC_URL": "http://127.0.0.1:1"}, 6,
 			"error: RPC_ERROR: cannot reach base RPC at http://127.0.0.1:1: is `ferry serve` running?"},
 		{[]string{tx.Base64(), "a"}, "", fx.env, 2, `unexpected argument "a"`},
 	} {
@@ -205,4 +210,26 @@ func TestProgressLabel(t *testing.T) {
 			t.Errorf("progressLabel(%+v) = %q, want %q", tc.pr, got, tc.want)
 		}
 	}
+}
+
+// lastResult decodes the last JSON line of send --confirm --output json:
+// the API's response with the operation's outcome.
+func lastResult(t *testing.T, out string) (submit.Response, outcome.Result) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last struct {
+		Event string `json:"event"`
+		submit.Response
+		Outcome outcome.Result `json:"outcome"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Event != "result" {
+		t.Fatalf("no result line in %q: %v", out, err)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		var ev outcome.Event
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Event == "" {
+			t.Fatalf("not an event line: %q", l)
+		}
+	}
+	return last.Response, last.Outcome
 }

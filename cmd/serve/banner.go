@@ -30,8 +30,11 @@ func writeBanner(w io.Writer, info *server.Info) {
 		p("%s\n\n", titleStyle.Render("ferry serve: gateway to "+info.Cluster))
 	} else {
 		state := "continuing"
-		if info.Created {
+		switch {
+		case info.Created:
 			state = "new"
+		case info.DemoCreated:
+			state = "continuing; the demo was created now: the last start stopped before finishing it"
 		}
 		where := "in memory"
 		if info.DataDir != "" {
@@ -68,9 +71,13 @@ func writeBanner(w io.Writer, info *server.Info) {
 			keyStyle.Render(fmt.Sprintf("(%d decimals, set up for private payments; `ferry mint` mints more)", d.Decimals)))
 		if len(d.Wallets) > 0 {
 			w0 := d.Wallets[0]
+			when := "at creation"
+			if info.DemoCreated && !info.Created {
+				when = "now"
+			}
 			p("\n%s %s\n", titleStyle.Render("Demo wallets"),
-				keyStyle.Render(fmt.Sprintf("(funded at creation with %s SOL and %s tokens each)",
-					spl.UIAmountString(w0.Lamports, 9), spl.UIAmountString(w0.Tokens, d.Decimals))))
+				keyStyle.Render(fmt.Sprintf("(funded %s with %s SOL and %s tokens each)",
+					when, spl.UIAmountString(w0.Lamports, 9), spl.UIAmountString(w0.Tokens, d.Decimals))))
 			width := 0
 			for _, wl := range d.Wallets {
 				width = max(width, len(wl.Name))

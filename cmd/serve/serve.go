@@ -6,6 +6,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -32,6 +33,7 @@ type options struct {
 	inMemory      bool
 	reset         bool
 	addrFile      string
+	envFile       string
 	apiAddr       string
 	rpcAddr       string
 	ephemeralAddr string
@@ -115,6 +117,7 @@ prints it as JSON).`,
 	fl.StringVar(&o.ephemeralAddr, "ephemeral-addr", server.DefaultEphemeralAddr, "listen address of the ephemeral rollup's JSON-RPC")
 	fl.StringVar(&o.routerAddr, "router-addr", server.DefaultRouterAddr, "listen address of the router")
 	fl.StringVar(&o.addrFile, "addr-file", "", "write the bound endpoint URLs to this JSON file")
+	fl.StringVar(&o.envFile, "env-file", "", "write the CLI's environment for these endpoints (export FERRY_RPC_URL=... lines, for `. FILE`) once everything serves; removed at exit")
 	fl.DurationVar(&o.slotTime, "slot-time", localnet.DefaultBaseSlot, "base-layer slot duration")
 	fl.DurationVar(&o.erSlotTime, "ephemeral-slot-time", localnet.DefaultEphemeralSlot, "ephemeral rollup slot duration")
 	fl.IntVar(&o.finalityDepth, "finality-depth", ledger.DefaultFinalityDepth, "slots on top of a confirmed slot before it is finalized")
@@ -159,6 +162,11 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	clusterName := f.Cluster
 	if f.URL != "" {
 		clusterName = f.URL
+	}
+	if clusterName != "" {
+		// The Solana CLI's monikers (-u l, d, m); a custom URL keeps the
+		// hosted API's pairing here: this process is that API.
+		clusterName = cluster.Canonical(clusterName)
 	}
 	local := server.IsLocal(clusterName)
 	routes, err := parseRoutes(o.routes)
@@ -214,13 +222,54 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	if err != nil {
 		return err
 	}
-	return n.Run(ctx, func(info *server.Info) {
+	var envErr error
+	err = n.Run(ctx, func(info *server.Info) {
+		if o.envFile != "" {
+			if envErr = writeEnvFile(o.envFile, info); envErr != nil {
+				log.Error("write --env-file", "err", envErr)
+			}
+		}
 		if f.JSON() {
 			f.PrintJSON(info)
 			return
 		}
 		writeBanner(f.IO.StyledOut(), info)
 	})
+	if o.envFile != "" && envErr == nil {
+		if rerr := os.Remove(o.envFile); rerr != nil && !os.IsNotExist(rerr) {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+// writeEnvFile writes the CLI's environment for info's endpoints as shell
+// export lines, atomically (a script waiting for the file never reads half
+// of it).
+func writeEnvFile(path string, info *server.Info) error {
+	var b strings.Builder
+	for _, e := range []struct{ key, name string }{
+		{server.KeyRPC, "FERRY_RPC_URL"}, {server.KeyEphemeral, "FERRY_EPHEMERAL_URL"},
+		{server.KeyRouter, "FERRY_ROUTER_URL"}, {server.KeyAPI, "FERRY_API_URL"},
+	} {
+		if u := info.URLs[e.key]; u != "" {
+			fmt.Fprintf(&b, "export %s=%s\n", e.name, u)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".ferry-env-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.WriteString(b.String())
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }
 
 // configOverrides are the configuration file's per-cluster endpoints

@@ -56,7 +56,10 @@ func Run(t testing.TB, newCmd func(*cmdutil.Factory) *cobra.Command, o Options, 
 	}
 	f := &cmdutil.Factory{IO: ios, Getenv: func(k string) string { return env[k] }}
 	root := &cobra.Command{Use: "ferry", SilenceUsage: true, SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error { ios.SetNoColor(f.NoColor); return nil }}
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			ios.SetNoColor(f.NoColor)
+			return f.CheckJSONFlags(c.Flags().Changed("output"))
+		}}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return cmdutil.UsageErrorf("%v", err) })
 	f.AddGlobalFlags(root)
 	sub := newCmd(f)
@@ -67,7 +70,7 @@ func Run(t testing.TB, newCmd func(*cmdutil.Factory) *cobra.Command, o Options, 
 	root.SetErr(errOut)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	code := cmdutil.ExitCode(root.ExecuteContext(ctx), errOut)
+	code := cmdutil.Report(root.ExecuteContext(ctx), errOut, f.JSON())
 	return Result{Code: code, Out: out.String(), ErrOut: errOut.String()}
 }
 

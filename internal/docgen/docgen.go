@@ -62,6 +62,29 @@ func Files() (map[string][]byte, error) {
 		return nil, fmt.Errorf("man pages: %w", err)
 	}
 
+	// Help topics (ferry help exit-codes) are not commands, so the tree
+	// generators leave them out; they get a page of their own.
+	for _, c := range root.Commands() {
+		if !c.IsAdditionalHelpTopicCommand() {
+			continue
+		}
+		name := strings.ReplaceAll(c.CommandPath(), " ", "_")
+		var mdb bytes.Buffer
+		if err := doc.GenMarkdownCustom(c, &mdb, func(name string) string { return name }); err != nil {
+			return nil, fmt.Errorf("markdown %s: %w", c.Name(), err)
+		}
+		if err := os.WriteFile(filepath.Join(md, name+".md"), mdb.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+		var manb bytes.Buffer
+		if err := doc.GenMan(c, &doc.GenManHeader{Title: "FERRY", Section: "1", Date: &ManDate, Source: "ferry", Manual: "ferry manual"}, &manb); err != nil {
+			return nil, fmt.Errorf("man page %s: %w", c.Name(), err)
+		}
+		if err := os.WriteFile(filepath.Join(man, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1"), manb.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+
 	out := map[string][]byte{}
 	err = filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -249,7 +249,7 @@ func (cs *Clusters) Dial(u string) (*chainclient.Client, error) {
 
 // SubmitEndpoints are the clients a send through this cluster uses.
 func (c *Cluster) SubmitEndpoints() submit.Endpoints {
-	return submit.Endpoints{Base: c.Base.Client, Ephemeral: c.Ephemeral.Client, Dial: c.cs.Dial}
+	return submit.Endpoints{Base: c.Base.Client, Ephemeral: c.Ephemeral.Client, Dial: c.cs.Dial, FollowSettlement: c.Endpoints.Kind == cluster.Local}
 }
 
 // Chain returns the payments.Chain of one request. token is the inner

@@ -83,10 +83,72 @@ func Names() []string {
 // http(s) URL. Its text matches the hosted API's INVALID_CLUSTER message.
 var ErrInvalid = fmt.Errorf(`cluster must be "mainnet", "devnet", "mainnet-private", "devnet-private", or a valid http(s) URL`)
 
-// Resolve returns the endpoints for name. A custom http(s) URL replaces only
-// the base RPC and keeps the default (mainnet) ephemeral RPC, as the hosted
-// API does; "local" is ferry's own embedded pair.
+// Pairing is the rule that gives a custom base-layer URL its rollup and
+// router. The two callers of this package need different rules, so each
+// says which one it uses.
+type Pairing int
+
+const (
+	// PairHosted is the hosted payments API's rule for its request field
+	// "cluster" (payments-api.md): a custom http(s) URL replaces only the
+	// base RPC and keeps mainnet's ephemeral rollup and router. Resolve
+	// uses it.
+	PairHosted Pairing = iota
+	// PairExplicit is the CLI's rule: a custom base URL gets no rollup
+	// and no router unless they are given explicitly (Overrides), so a
+	// local or private base layer is never silently paired with a remote
+	// rollup. ResolveCLI uses it.
+	PairExplicit
+)
+
+// Solana CLI cluster monikers (solana -u) and what ferry makes of them.
+var monikers = map[string]string{
+	"l": "local", "localhost": "local",
+	"d": "devnet",
+	"m": "mainnet", "mainnet-beta": "mainnet",
+	"t": TestnetRPC, "testnet": TestnetRPC,
+}
+
+// TestnetRPC is Solana's testnet RPC. MagicBlock runs no rollup for it, so
+// the testnet moniker is a custom base layer whose rollup must be given.
+const TestnetRPC = "https://api.testnet.solana.com"
+
+// Canonical maps the Solana CLI's monikers (l, localhost, d, m,
+// mainnet-beta, t, testnet) to ferry's cluster names, and the public base
+// RPC URL of a named cluster (https://api.devnet.solana.com) to that
+// cluster's name; anything else is returned trimmed.
+func Canonical(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if c, ok := monikers[n]; ok {
+		return c
+	}
+	u := strings.TrimRight(strings.TrimSpace(name), "/")
+	for _, k := range []string{"devnet", "mainnet"} {
+		if strings.EqualFold(u, builtins[k].BaseRPC) {
+			return k
+		}
+	}
+	return strings.TrimSpace(name)
+}
+
+// Resolve returns the endpoints for name with the hosted API's pairing
+// (PairHosted): a custom http(s) URL replaces only the base RPC and keeps
+// the default (mainnet) ephemeral RPC; "local" is ferry's own embedded
+// pair.
 func Resolve(name string, o Overrides) (Endpoints, error) {
+	return ResolveWith(name, o, PairHosted)
+}
+
+// ResolveCLI returns the endpoints for name as the CLI selects them:
+// monikers are accepted (Canonical) and a custom base URL is paired
+// explicitly (PairExplicit): its Ephemeral and Router are empty unless
+// the overrides give them.
+func ResolveCLI(name string, o Overrides) (Endpoints, error) {
+	return ResolveWith(Canonical(name), o, PairExplicit)
+}
+
+// ResolveWith returns the endpoints for name with the given pairing rule.
+func ResolveWith(name string, o Overrides, pairing Pairing) (Endpoints, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "" {
 		n = "local"
@@ -101,6 +163,9 @@ func Resolve(name string, o Overrides) (Endpoints, error) {
 		}
 		ep = builtins["mainnet"]
 		ep.Name, ep.Kind, ep.BaseRPC = u.String(), Custom, u.String()
+		if pairing == PairExplicit {
+			ep.Ephemeral, ep.Router, ep.TEE = "", "", false
+		}
 	}
 	apply := func(o Overrides) {
 		if o.BaseRPC != "" && ep.Kind != Custom {

@@ -24,3 +24,52 @@ func TestCrankEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestMonikers(t *testing.T) {
+	for in, want := range map[string]string{
+		"l": "local", "localhost": "local", "d": "devnet", "devnet": "devnet", "m": "mainnet", "mainnet-beta": "mainnet",
+		"t": TestnetRPC, "testnet": TestnetRPC, " M ": "mainnet",
+		"https://api.devnet.solana.com": "devnet", "https://api.devnet.solana.com/": "devnet",
+		"https://api.mainnet-beta.solana.com": "mainnet", "http://127.0.0.1:8899": "http://127.0.0.1:8899",
+		"devnet-private": "devnet-private",
+	} {
+		if got := Canonical(in); got != want {
+			t.Errorf("Canonical(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPairing(t *testing.T) {
+	custom := "http://127.0.0.1:8899"
+	// The hosted API's rule: a custom URL keeps mainnet's rollup.
+	api, err := Resolve(custom, Overrides{})
+	if err != nil || api.Kind != Custom || api.BaseRPC != custom || api.Ephemeral != builtins["mainnet"].Ephemeral || api.Router == "" {
+		t.Fatalf("hosted pairing: %+v %v", api, err)
+	}
+	// The CLI's rule: no rollup and no router unless given.
+	cli, err := ResolveCLI(custom, Overrides{})
+	if err != nil || cli.Kind != Custom || cli.BaseRPC != custom || cli.Ephemeral != "" || cli.Router != "" {
+		t.Fatalf("CLI pairing: %+v %v", cli, err)
+	}
+	cli, err = ResolveCLI(custom, Overrides{Ephemeral: "http://127.0.0.1:7799", Router: "http://127.0.0.1:7800"})
+	if err != nil || cli.Ephemeral != "http://127.0.0.1:7799" || cli.Router != "http://127.0.0.1:7800" {
+		t.Fatalf("explicit pairing: %+v %v", cli, err)
+	}
+	// Monikers name whole clusters: rollup and router come with them.
+	for _, m := range []string{"d", "devnet", "https://api.devnet.solana.com"} {
+		ep, err := ResolveCLI(m, Overrides{})
+		if err != nil || ep.Name != "devnet" || ep.Ephemeral != builtins["devnet"].Ephemeral || ep.Router != builtins["devnet"].Router {
+			t.Fatalf("%s: %+v %v", m, ep, err)
+		}
+	}
+	if ep, err := ResolveCLI("l", Overrides{}); err != nil || ep.Kind != Local || ep.Ephemeral != LocalEphemeral {
+		t.Fatalf("l: %+v %v", ep, err)
+	}
+	// testnet has no MagicBlock rollup: a custom base layer, unpaired.
+	if ep, err := ResolveCLI("t", Overrides{}); err != nil || ep.Kind != Custom || ep.BaseRPC != TestnetRPC || ep.Ephemeral != "" {
+		t.Fatalf("t: %+v %v", ep, err)
+	}
+	if _, err := ResolveCLI("moon", Overrides{}); err != ErrInvalid {
+		t.Fatalf("moon: %v", err)
+	}
+}

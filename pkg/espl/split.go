@@ -1,6 +1,7 @@
 package espl
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 )
@@ -154,18 +155,30 @@ func fnv1a64(b []byte) uint64 {
 // Delay returns the deterministic delay in milliseconds of a queued entry
 // (§9.4): minMs when minMs ≥ maxMs, otherwise
 //
-//	minMs + (FNV-1a-64(destination) XOR position) mod (maxMs − minMs + 1)
+//	minMs + FNV-1a-64(position ‖ destination) mod (maxMs − minMs + 1)
 //
-// where FNV-1a-64 runs over the 32 destination-owner bytes. The reference
-// elides part of the mixing ("⊕ queuePosition …"); ferry uses exactly the
-// formula above, with position = the entry's index within its split
-// (0 … split−1). The result always lies in [minMs, maxMs]. When the range
-// spans all of u64 (minMs = 0, maxMs = 2^64−1) the hash is used unreduced.
+// where the hash runs over position as a little-endian u64 followed by
+// the 32 destination-owner bytes, and position is the entry's index
+// within its split (0 … split−1). The position goes first so that the
+// destination's 32 bytes mix it through the whole hash (with the
+// position last, FNV-1a's final rounds leave the pieces' delays
+// correlated). payments-api.md §6 gives the delay as
+// "an FNV-style hash of (destination, queue position)"; espl-program.md
+// §9.4 elides part of the mixing ("FNV-1a-64(destination) ⊕
+// queuePosition …"). Hashing the position in, rather than XOR-ing it
+// onto the destination's hash, is what spreads the pieces of one transfer
+// over [minMs, maxMs]: an XOR only changes the hash's low bits, so every
+// piece landed within a few milliseconds of the others. The result always
+// lies in [minMs, maxMs]. When the range spans all of u64 (minMs = 0,
+// maxMs = 2^64−1) the hash is used unreduced.
 func Delay(destination [32]byte, position uint64, minMs, maxMs uint64) uint64 {
 	if minMs >= maxMs {
 		return minMs
 	}
-	x := fnv1a64(destination[:]) ^ position
+	var buf [40]byte
+	binary.LittleEndian.PutUint64(buf[:], position)
+	copy(buf[8:], destination[:])
+	x := fnv1a64(buf[:])
 	span := maxMs - minMs + 1
 	if span == 0 {
 		return x

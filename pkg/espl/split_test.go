@@ -101,13 +101,17 @@ func TestDelay(t *testing.T) {
 	if fnv1a64(dst[:]) != want {
 		t.Fatal("FNV-1a-64 differs from hash/fnv")
 	}
-	if got := Delay(dst, 3, 1000, 5000); got != 1000+(want^3)%4001 {
-		t.Errorf("Delay = %d, want %d", got, 1000+(want^3)%4001)
+	h.Reset()
+	h.Write([]byte{3, 0, 0, 0, 0, 0, 0, 0}) // position 3, little-endian u64
+	h.Write(dst[:])
+	withPos := h.Sum64()
+	if got := Delay(dst, 3, 1000, 5000); got != 1000+withPos%4001 {
+		t.Errorf("Delay = %d, want %d", got, 1000+withPos%4001)
 	}
 	if Delay(dst, 5, 700, 700) != 700 || Delay(dst, 5, 900, 100) != 900 {
 		t.Error("min == max (or min > max) must give min")
 	}
-	if got := Delay(dst, 1, 0, math.MaxUint64); got != want^1 {
+	if got := Delay(dst, 3, 0, math.MaxUint64); got != withPos {
 		t.Errorf("full range: %d", got)
 	}
 	r := mrand.New(mrand.NewPCG(5, 6))
@@ -133,6 +137,28 @@ func TestDelay(t *testing.T) {
 	}
 	if len(seen) < 90 {
 		t.Errorf("positions barely change the delay: %d distinct of 100", len(seen))
+	}
+}
+
+// TestDelaySpreadsPieces: the pieces of one split transfer get delays
+// spread over the whole range, not within a few milliseconds of each
+// other. For independent uniform delays over [0, 3000] the mean distance
+// between two pieces is 1000 ms; XOR-ing the position onto the hash gave
+// at most 3.
+func TestDelaySpreadsPieces(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(7, 8))
+	const n = 2000
+	var sum uint64
+	for i := 0; i < n; i++ {
+		var d [32]byte
+		for j := range d {
+			d[j] = byte(r.Uint32())
+		}
+		a, b := Delay(d, 0, 0, 3000), Delay(d, 1, 0, 3000)
+		sum += max(a, b) - min(a, b)
+	}
+	if mean := sum / n; mean < 900 || mean > 1100 {
+		t.Fatalf("mean distance between two pieces' delays %d ms, want about 1000", mean)
 	}
 }
 

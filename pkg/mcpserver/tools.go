@@ -184,7 +184,8 @@ func (h *Handler) buildTools() []*tool {
 		typed(ToolSend, "Send Transaction",
 			"Submit a transaction that the caller has already signed (transactionBase64 from a build, signed offline) to sendTo, "+
 				"as POST /v1/transaction/send does; with confirm true (and the build's recentBlockhash and lastValidBlockHeight) "+
-				"wait until it is confirmed. This tool never signs: it has no keys.",
+				"wait until it is confirmed, and with waitForOutcome also until the operation ended (deposit credited, every "+
+				"payout paid, withdrawal back on base, or refunded). This tool never signs: it has no keys.",
 			sends, sendText, svc.Send),
 		typed(ToolRoutes, "List Routes",
 			"List the ephemeral-rollup nodes the cluster's delegation router knows: validator identity, RPC URL, fees, "+
@@ -202,6 +203,9 @@ func (h *Handler) buildTools() []*tool {
 }
 
 func sendText(req *submit.Request, out *submit.Response) string {
+	if out.Outcome != nil {
+		return fmt.Sprintf("Sent and confirmed the transaction on %s: %s. Outcome: %s: %s.", out.SendTo, out.Signature, out.Outcome.Status, out.Outcome.Message)
+	}
 	if out.Confirmed {
 		return fmt.Sprintf("Sent and confirmed the transaction on %s: %s.", out.SendTo, out.Signature)
 	}

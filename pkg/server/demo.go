@@ -71,37 +71,61 @@ type DemoWallet struct {
 	Tokens   uint64 `json:"tokens"`
 }
 
+// demoStagingPrefix names the directories in which a demo's wallets are
+// made before the demo is complete.
+const demoStagingPrefix = ".demo-staging-"
+
 // ensureDemo returns the demo of dir, creating it when there is none (or
 // its mint is not on the ledger, e.g. after the ledgers were deleted by
-// hand). In memory (dir == "") the keypairs go to a temporary directory
-// removed at shutdown.
-func ensureDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, dir string, s *Server) (*Demo, error) {
+// hand); created reports that it made one. In memory (dir == "") the
+// keypairs go to a temporary directory removed at shutdown.
+//
+// Creation is all or nothing. The wallets' keys are made in a staging
+// directory and funded there; only then does the staging directory become
+// wallets/ and, last, demo.json is written (atomically): demo.json is the
+// mark of a complete demo. A start that stopped before writing it left
+// either a staging directory or a wallets/ without demo.json; both are
+// discarded and the demo is made again with new keys, so no wallet is
+// ever funded twice and the banner says the demo was created now.
+func ensureDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, dir string, s *Server) (d *Demo, created bool, err error) {
 	if o.Disabled {
-		return nil, nil
+		return nil, false, nil
 	}
 	if dir != "" {
 		if d, err := readDemo(dir); err != nil {
-			return nil, err
+			return nil, false, err
 		} else if d != nil {
 			if m, err := solana.PublicKeyFromBase58(d.Mint); err == nil {
 				if a, _ := p.Base.Account(m, ledger.Processed); a != nil {
-					return d, nil
+					return d, false, nil
 				}
 			}
 		}
+		// No complete demo: whatever an unfinished one left goes.
+		if err := removeDemoStaging(dir); err != nil {
+			return nil, false, fmt.Errorf("demo wallets: %w", err)
+		}
+		if err := os.RemoveAll(filepath.Join(dir, WalletsDir)); err != nil {
+			return nil, false, fmt.Errorf("demo wallets: %w", err)
+		}
 	}
-	walletDir := filepath.Join(dir, WalletsDir)
+	var staging, walletDir string
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "ferry-demo-wallets-")
 		if err != nil {
-			return nil, fmt.Errorf("demo wallets: %w", err)
+			return nil, false, fmt.Errorf("demo wallets: %w", err)
 		}
 		s.OnShutdown(func(context.Context) error { return os.RemoveAll(tmp) })
-		walletDir = tmp
+		staging, walletDir = tmp, tmp
+	} else {
+		if staging, err = os.MkdirTemp(dir, demoStagingPrefix); err != nil {
+			return nil, false, fmt.Errorf("demo wallets: %w", err)
+		}
+		walletDir = filepath.Join(dir, WalletsDir)
 	}
-	d, err := createDemo(ctx, p, o, walletDir)
+	d, err = createDemo(ctx, p, o, staging, walletDir)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Clients read at "confirmed" (the planner, ferry balance): serve
 	// only once the demo is confirmed on base, so the first command after
@@ -109,18 +133,37 @@ func ensureDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, dir string
 	// works through base slots in order, so the queue's delegation is
 	// cloned before any later transfer's post-delegation action runs.
 	if err := p.Base.WaitForSlot(ctx, p.Base.Slot(ledger.Processed), ledger.Confirmed); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
+		return nil, false, fmt.Errorf("demo: %w", err)
 	}
-
 	if dir != "" {
+		if err := os.Rename(staging, walletDir); err != nil {
+			return nil, false, fmt.Errorf("demo wallets: %w", err)
+		}
 		if err := writeDemo(dir, d); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return d, nil
+	return d, true, nil
 }
 
-func createDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, walletDir string) (*Demo, error) {
+// removeDemoStaging deletes the staging directories an unfinished demo
+// creation left in dir.
+func removeDemoStaging(dir string) error {
+	old, err := filepath.Glob(filepath.Join(dir, demoStagingPrefix+"*"))
+	if err != nil {
+		return err
+	}
+	for _, p := range old {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createDemo makes the demo mint and wallets: the keys are written to
+// keyDir, and the Demo records them under walletDir, where they will be.
+func createDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, keyDir, walletDir string) (*Demo, error) {
 	names := o.Wallets
 	if names == nil {
 		names = DefaultDemoWallets
@@ -141,14 +184,15 @@ func createDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, walletDir 
 		return nil, fmt.Errorf("demo mint: %w", err)
 	}
 	d := &Demo{Mint: mint.String(), Decimals: DefaultDemoDecimals}
-	if err := os.MkdirAll(walletDir, 0o700); err != nil {
-		return nil, fmt.Errorf("demo wallets: %w", err)
-	}
 	for _, name := range names {
-		path := filepath.Join(walletDir, name+".json")
-		key, _, err := keyfile.LoadOrCreate(path)
+		key, created, err := keyfile.LoadOrCreate(filepath.Join(keyDir, name+".json"))
 		if err != nil {
 			return nil, fmt.Errorf("demo wallet %s: %w", name, err)
+		}
+		if !created {
+			// The staging directory is new: a key already there is not
+			// ours, and funding it could fund a wallet twice.
+			return nil, fmt.Errorf("demo wallet %s: %s already exists", name, filepath.Join(keyDir, name+".json"))
 		}
 		owner := solana.PublicKeyFromBytes(key[32:])
 		if _, err := f.Airdrop(ctx, owner, lamports); err != nil {
@@ -157,7 +201,7 @@ func createDemo(ctx context.Context, p *localnet.Pair, o DemoOptions, walletDir 
 		if _, err := f.MintTo(ctx, mint, owner, tokens); err != nil {
 			return nil, fmt.Errorf("demo wallet %s: %w", name, err)
 		}
-		d.Wallets = append(d.Wallets, DemoWallet{Name: name, Address: owner.String(), Keypair: path, Lamports: lamports, Tokens: tokens})
+		d.Wallets = append(d.Wallets, DemoWallet{Name: name, Address: owner.String(), Keypair: filepath.Join(walletDir, name+".json"), Lamports: lamports, Tokens: tokens})
 	}
 	return d, nil
 }

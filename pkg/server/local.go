@@ -34,8 +34,13 @@ type Local struct {
 var dataDirEntries = []string{"base", "ephemeral", localnet.KeypairFile, auth.KeyFileName, DemoFile, WalletsDir}
 
 // ResetDataDir deletes what ferry serve keeps in dir: ledgers, validator
-// identity, token key, demo wallets and demo.json.
+// identity, token key, demo wallets and demo.json (and the staging
+// directories of an unfinished demo). The caller must hold the
+// directory's lock (LockDataDir).
 func ResetDataDir(dir string) error {
+	if err := removeDemoStaging(dir); err != nil {
+		return fmt.Errorf("reset %s: %w", dir, err)
+	}
 	for _, name := range dataDirEntries {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("reset %s: %w", dir, err)
@@ -45,19 +50,34 @@ func ResetDataDir(dir string) error {
 }
 
 // buildLocal opens the ledger pair and assembles every endpoint over it.
+// Nothing in the data directory is touched before the directory's lock is
+// held and every listener is bound: a --reset that would collide with a
+// running instance (same directory or same ports) fails without deleting
+// anything.
 func buildLocal(o Options, s *Server) (*Node, error) {
 	log := o.Logger
 	dir := o.DataDir
 	if dir != "" {
-		if o.Reset {
-			if err := ResetDataDir(dir); err != nil {
-				return nil, err
-			}
-			log.Info("data directory reset", "dir", dir)
+		lock, err := LockDataDir(dir)
+		if err != nil {
+			return nil, err
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create data directory: %w", err)
+		// Registered first, so released last: after the ledgers closed.
+		s.OnShutdown(func(context.Context) error { return lock.Unlock() })
+	}
+	s.Endpoint(KeyAPI, o.APIAddr, nil, WithWriteTimeout(APIWriteTimeout))
+	s.Endpoint(KeyRPC, o.RPCAddr, nil)
+	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil)
+	s.Endpoint(KeyRouter, o.RouterAddr, nil)
+	urls, err := s.Bind()
+	if err != nil {
+		return nil, err
+	}
+	if dir != "" && o.Reset {
+		if err := ResetDataDir(dir); err != nil {
+			return nil, err
 		}
+		log.Info("data directory reset", "dir", dir)
 	}
 	created := dir == ""
 	if !created {
@@ -79,16 +99,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		return nil
 	})
 
-	s.Endpoint(KeyAPI, o.APIAddr, nil, WithWriteTimeout(APIWriteTimeout))
-	s.Endpoint(KeyRPC, o.RPCAddr, nil)
-	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil)
-	s.Endpoint(KeyRouter, o.RouterAddr, nil)
-	urls, err := s.Bind()
-	if err != nil {
-		return nil, err
-	}
-
-	demo, err := ensureDemo(context.Background(), p, o.Demo, dir, s)
+	demo, demoCreated, err := ensureDemo(context.Background(), p, o.Demo, dir, s)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +155,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	}
 	routes, _ := reg.Routes(context.Background())
 	info := &Info{
-		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created,
+		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created, DemoCreated: demoCreated,
 		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes,
 	}
 	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo}}, nil

@@ -100,6 +100,10 @@ type Info struct {
 	DataDir string `json:"dataDir,omitempty"`
 	// Created reports a fresh data directory (first start or --reset).
 	Created bool `json:"created"`
+	// DemoCreated reports that this start created the demo mint and
+	// wallets (with Created, or after a start that stopped before its
+	// demo was complete).
+	DemoCreated bool `json:"demoCreated"`
 	// Validator is the local rollup validator's identity (local mode).
 	Validator string `json:"validator,omitempty"`
 	// Faucet is the base ledger's faucet (local mode).

@@ -32,6 +32,8 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/outcome"
+	"github.com/ferry-sh/ferry/pkg/txwire"
 )
 
 // Request is the body of POST /v1/transaction/send.
@@ -45,6 +47,9 @@ type Request struct {
 	LastValidBlockHeight *int64 `json:"lastValidBlockHeight,omitempty" validate:"min=0,safe" doc:"The blockhash's last valid block height (from the build response); required with confirm."`
 	SkipPreflight        *bool  `json:"skipPreflight,omitempty" doc:"Skip the node's preflight simulation."`
 	MaxRetries           *int64 `json:"maxRetries,omitempty" validate:"min=0,safe" doc:"How often the node re-broadcasts the transaction."`
+	// WaitForOutcome is ferry's opt-in extension of the hosted contract:
+	// without it the request and response are exactly the hosted API's.
+	WaitForOutcome *bool `json:"waitForOutcome,omitempty" default:"false" doc:"ferry extension (needs confirm): after confirmation, follow the operation to its end (a deposit credited on the rollup, every payout of a private transfer paid, a withdrawal back on base, or a refund) and return it as outcome. Followed on ferry's local cluster; elsewhere outcome.status is unknown."`
 }
 
 // Response is the result of a send.
@@ -54,7 +59,15 @@ type Response struct {
 	Confirmed                     bool   `json:"confirmed" doc:"The server confirmed the transaction (only with confirm: true)."`
 	ConfirmationRPCEndpoint       string `json:"confirmationRpcEndpoint" doc:"RPC the transaction was sent to, without any token: confirm against it."`
 	ConfirmationRequiresAuthToken bool   `json:"confirmationRequiresAuthToken" doc:"Confirming against that RPC needs the bearer token (true for ephemeral sends)."`
+	// Outcome is present only when the request asked for it.
+	Outcome *outcome.Result `json:"outcome,omitempty" doc:"With waitForOutcome: how the operation ended (kind, status settled|refunded|failed|unknown, message, payouts)."`
 }
+
+// MaxOutcomeWait bounds how long a send with waitForOutcome follows the
+// operation after confirmation (the API's write timeout is 3 minutes); a
+// longer wait answers 504 with the signature, to be followed with
+// "ferry confirm --watch".
+const MaxOutcomeWait = 2 * time.Minute
 
 // Layers.
 const (
@@ -87,6 +100,9 @@ func (r *Request) Validate() error {
 		if r.LastValidBlockHeight == nil {
 			issues = append(issues, apierr.Issue{Code: "custom", Message: "lastValidBlockHeight is required when confirm is true", Path: []any{"lastValidBlockHeight"}})
 		}
+	}
+	if r.WaitForOutcome != nil && *r.WaitForOutcome && (r.Confirm == nil || !*r.Confirm) {
+		issues = append(issues, apierr.Issue{Code: "custom", Message: "waitForOutcome needs confirm: true", Path: []any{"waitForOutcome"}})
 	}
 	if r.SendRPCEndpoint != "" && r.SendTo != Ephemeral {
 		issues = append(issues, apierr.Issue{Code: "custom", Message: "sendRpcEndpoint can only be used when sendTo is ephemeral", Path: []any{"sendRpcEndpoint"}})
@@ -143,6 +159,9 @@ type Endpoints struct {
 	// Dial returns a client for an explicit sendRpcEndpoint (a normalised
 	// URL without token). Nil means chainclient.New(url).
 	Dial func(url string) (*chainclient.Client, error)
+	// FollowSettlement marks a cluster whose rollup validator is ferry's
+	// local one, whose evidence pkg/outcome reads (waitForOutcome).
+	FollowSettlement bool
 }
 
 // Sender sends and confirms. Its zero value polls every
@@ -226,7 +245,49 @@ func (s *Sender) Send(ctx context.Context, ep Endpoints, req *Request, token str
 		return nil, err
 	}
 	out.Confirmed = true
+	if req.WaitForOutcome != nil && *req.WaitForOutcome {
+		res, err := s.follow(ctx, ep, req, raw, token)
+		if err != nil {
+			return nil, err
+		}
+		out.Outcome = res
+	}
 	return out, nil
+}
+
+// follow tracks the confirmed transaction's operation (waitForOutcome).
+// A refund or failure is an answer (outcome.status), not an error; a wait
+// that outlives MaxOutcomeWait is a 504, a halted node a 503.
+func (s *Sender) follow(ctx context.Context, ep Endpoints, req *Request, raw []byte, token string) (*outcome.Result, error) {
+	tx, err := txwire.Decode(raw)
+	if err != nil {
+		return nil, apierr.BadRequest(CodeInvalidTransaction, "transactionBase64 is not a transaction: "+err.Error())
+	}
+	eph := ep.Ephemeral
+	if eph != nil && token != "" {
+		eph = eph.WithToken(token)
+	}
+	ctx, cancel := context.WithTimeout(ctx, MaxOutcomeWait)
+	defer cancel()
+	ctx, stop := outcome.WatchHealth(ctx, 0, outcome.Node{Layer: Base, Client: ep.Base}, outcome.Node{Layer: Ephemeral, Client: eph})
+	defer stop()
+	tr := &outcome.Tracker{Base: ep.Base, Ephemeral: eph, Follow: ep.FollowSettlement, PollInterval: s.PollInterval}
+	res, err := tr.Track(ctx, outcome.Detect(tx, req.SendTo))
+	if err == nil {
+		return res, nil
+	}
+	sig := tx.Signatures[0].String()
+	var halted *outcome.HaltedError
+	switch {
+	case errors.As(err, &halted):
+		return nil, apierr.New(http.StatusServiceUnavailable, apierr.CodeRPC, "Confirmed, but the operation cannot settle: "+halted.Error()).
+			WithDetails(map[string]any{"signature": sig})
+	case ctx.Err() != nil:
+		return nil, apierr.New(http.StatusGatewayTimeout, apierr.CodeRPC, "Confirmed, but the operation did not end within the wait; follow it with ferry confirm --watch").
+			WithDetails(map[string]any{"signature": sig})
+	}
+	return nil, apierr.New(http.StatusBadGateway, apierr.CodeRPC, "Confirmed, but following the operation failed").
+		WithDetails(map[string]any{"signature": sig, "message": apierr.RedactURLs(err.Error())}).Wrap(err)
 }
 
 // Confirm waits until sig is confirmed on c, mapping failures to the API's
