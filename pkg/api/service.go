@@ -126,25 +126,26 @@ type HealthResponse struct {
 	Status string `json:"status" validate:"enum=ok|halted" doc:"ok while the server can build and send; halted when a ledger it serves stopped accepting writes (the answer is then a 503)."`
 	// Reason says which ledger halted and why (only when halted).
 	Reason string `json:"reason,omitempty" doc:"Which ledger halted and why (only when halted)."`
-	// Ledgers are the embedded ledgers (local mode only).
-	Ledgers []HealthStatus `json:"ledgers,omitempty" doc:"The embedded ledgers and their state (local mode)."`
+	// Ledgers are the embedded ledgers and their state (only when halted:
+	// a healthy answer is the hosted API's {"status":"ok"}).
+	Ledgers []HealthStatus `json:"ledgers,omitempty" doc:"The embedded ledgers and their state (only when halted)."`
 }
 
 // Health reports whether the server can build and send: ok, or halted
 // with the reason when a ledger it serves stopped accepting writes (local
 // mode: the embedded ledgers; a gateway reports only itself).
 func (s *Service) Health(context.Context) *HealthResponse {
-	out := &HealthResponse{Status: HealthOK, Ledgers: s.clusters.Health()}
+	ledgers := s.clusters.Health()
 	var reasons []string
-	for _, l := range out.Ledgers {
+	for _, l := range ledgers {
 		if l.Status != HealthOK {
 			reasons = append(reasons, l.Name+": "+l.Reason)
 		}
 	}
-	if reasons != nil {
-		out.Status, out.Reason = HealthHalted, strings.Join(reasons, "; ")
+	if reasons == nil {
+		return &HealthResponse{Status: HealthOK}
 	}
-	return out
+	return &HealthResponse{Status: HealthHalted, Reason: strings.Join(reasons, "; "), Ledgers: ledgers}
 }
 
 // writable resolves a cluster for a build or a send: also 503

@@ -200,3 +200,14 @@ const (
 	HealthOK     = "ok"
 	HealthHalted = "halted"
 )
+
+// VerifyIssued checks a token this server issued for audience (a rollup
+// URL) and returns the wallet it was issued to: how ferry's own rollup
+// (localnet.Pair.SetTokenVerifier) checks the ?token= of its readers.
+func (s *Service) VerifyIssued(token, audience string) (string, error) {
+	c, err := s.auth.VerifyFor(token, audience)
+	if err != nil {
+		return "", err
+	}
+	return c.Subject, nil
+}
