@@ -133,8 +133,15 @@ func (c *Cluster) Writable() error {
 }
 
 // Audience is the aud claim of the tokens this server issues for the
-// cluster: its rollup URL, so a token works only where it was issued.
-func (c *Cluster) Audience() string { return normalizeURL(c.Endpoints.Ephemeral) }
+// cluster, so that a token works only on the cluster it was issued for:
+// the cluster's name ("local", "devnet", ...), or "custom" for a custom
+// base RPC URL (which may hold an API key and shares mainnet's rollup).
+func (c *Cluster) Audience() string {
+	if c.Endpoints.Kind == cluster.Custom {
+		return string(cluster.Custom)
+	}
+	return c.Endpoints.Name
+}
 
 // UpstreamVerifyMethod is the JSON-RPC method the API calls on a TEE
 // rollup, with the token as ?token=, to have the rollup verify a token it
@@ -176,7 +183,7 @@ func (s *Service) VerifyToken(ctx context.Context, cl *Cluster, b auth.Bearer) (
 	if auth.IsFerryToken(b.Token) || !cl.Endpoints.TEE {
 		return s.auth.AuthenticateFor(b, cl.Audience())
 	}
-	return s.auth.VerifyUpstream(ctx, cl.Audience(), b, func(ctx context.Context) error {
+	return s.auth.VerifyUpstream(ctx, normalizeURL(cl.Endpoints.Ephemeral), b, func(ctx context.Context) error {
 		err := cl.Ephemeral.Client.WithToken(b.Token).Call(ctx, UpstreamVerifyMethod, nil, nil)
 		if rollupRefusal(err) {
 			return fmt.Errorf("%w: %v", auth.ErrTokenRefused, err)
@@ -201,9 +208,10 @@ const (
 	HealthHalted = "halted"
 )
 
-// VerifyIssued checks a token this server issued for audience (a rollup
-// URL) and returns the wallet it was issued to: how ferry's own rollup
-// (localnet.Pair.SetTokenVerifier) checks the ?token= of its readers.
+// VerifyIssued checks a token this server issued for audience (a
+// cluster, see Cluster.Audience) and returns the wallet it was issued to:
+// how ferry's own rollup (localnet.Pair.SetTokenVerifier) checks the
+// ?token= of its readers.
 func (s *Service) VerifyIssued(token, audience string) (string, error) {
 	c, err := s.auth.VerifyFor(token, audience)
 	if err != nil {

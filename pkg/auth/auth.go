@@ -253,7 +253,7 @@ func (s *Service) Login(pubkey, challenge, signature string) (*LoginResponse, er
 }
 
 // LoginFor checks a signed challenge and issues a token bound to pubkey
-// for audience (the aud claim: the rollup URL the token is for, see
+// for audience (the aud claim: the cluster the token is for, see
 // AuthenticateFor). The challenge must have been issued by Challenge for
 // pubkey, be unused and younger than ChallengeTTL; signature is the base58
 // ed25519 signature of its exact UTF-8 bytes by pubkey.
@@ -382,7 +382,7 @@ func (s *Service) VerifyFor(tok, audience string) (*Claims, error) {
 func (s *Service) Authenticate(b Bearer) (Bearer, error) { return s.authenticate(b, nil) }
 
 // AuthenticateFor is Authenticate for a token that must have been issued
-// for audience (the rollup URL of the request's cluster).
+// for audience (the request's cluster).
 func (s *Service) AuthenticateFor(b Bearer, audience string) (Bearer, error) {
 	return s.authenticate(b, &audience)
 }

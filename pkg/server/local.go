@@ -145,13 +145,10 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		return nil, err
 	}
 	// The rollup hides private accounts from everyone but their owners,
-	// who prove who they are with the token the API issued for it.
-	audience, err := chainclient.NormalizeFQDN(urls[KeyEphemeral])
-	if err != nil {
-		return nil, err
-	}
+	// who prove who they are with the token the API issued for the local
+	// cluster (kept valid across restarts by the key in the data dir).
 	svc := apiSrv.Service()
-	p.SetTokenVerifier(func(tok string) (string, error) { return svc.VerifyIssued(tok, audience) })
+	p.SetTokenVerifier(func(tok string) (string, error) { return svc.VerifyIssued(tok, string(cluster.Local)) })
 	for key, h := range map[string]http.Handler{KeyAPI: apiSrv, KeyRPC: p.BaseRPC, KeyEphemeral: p.EphemeralRPC, KeyRouter: routerH} {
 		if err := s.SetHandler(key, h); err != nil {
 			return nil, err
