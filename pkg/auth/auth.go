@@ -9,15 +9,21 @@
 // ed25519 signature (base58) over the challenge's exact UTF-8 bytes, and
 // issues a token bound to the wallet: "<pubkey>.<jwt>", where the JWT is
 // signed with ed25519 ("EdDSA") by a server key kept in the data directory
-// (see LoadOrCreateKey) and carries the wallet as subject and an expiry
-// (TokenLifetime, default 30 days as in MagicBlock's SDK).
+// (see LoadOrCreateKey) and carries the wallet as subject, the cluster it
+// is for as audience and an expiry (TokenLifetime, default 30 days as in
+// MagicBlock's SDK). AuthenticateFor verifies all of it; any token this
+// server did not issue is refused.
 //
 // Against a TEE rollup (the *-private clusters) the rollup's own auth
 // service is the authority: Proxy forwards challenge and login to its
 // /auth/challenge and /auth/login with a 5 s timeout, and falls back to
-// mock values when the rollup is not a TEE (payments-api.md §4.2).
+// mock values when the rollup is not a TEE (payments-api.md §4.2); the
+// tokens it issues are verified by that rollup (VerifyUpstream), never
+// trusted as they are.
 //
 // Bearer parses the Authorization header and checks token binding.
+// WithVerifiedWallet carries a verified wallet to ferry's own rollup
+// in-process. docs/security.md describes the rules.
 package auth
 
 import (
