@@ -54,6 +54,10 @@ func (p *Pair) SetTokenVerifier(v TokenVerifier) {
 	p.private.verify.Store(&v)
 }
 
+// ReadFilter is the ephemeral node's read filter (installed by Open), for
+// code that serves the rollup through another handler.
+func (p *Pair) ReadFilter() rpcserver.ReadFilter { return p.private.filter }
+
 func (r *privateReads) filter(ctx context.Context, key solana.PublicKey, a *ledger.Account) error {
 	members, private := r.readers(key, a)
 	if !private {

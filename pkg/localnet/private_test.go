@@ -198,3 +198,45 @@ func TestPrivateReadsOverRPC(t *testing.T) {
 	_, err = asAlice.GetAccountInfo(ctx, ata, chainclient.Confirmed)
 	denied(t, "no verifier", err)
 }
+
+// BenchmarkPrivateRead measures getAccountInfo on the rollup, in process,
+// with and without the read filter: a private ATA read by its owner, and
+// a public account (the mint).
+func BenchmarkPrivateRead(b *testing.B) {
+	w := newRPCWorld(b)
+	w.createMint()
+	payer := w.funded()
+	im, err := w.planner.InitializeMint(w.ctx, w.chain, &payments.InitializeMintRequest{Payer: pub(payer).String(), Mint: w.mint.String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.sendAndConfirm(&im.UnsignedTransaction, payer)
+	alice := w.user(10_000_000)
+	w.deposit(alice, 4_000_000)
+	c, _ := chainclient.New("http://er.in-process", chainclient.WithHandler(w.p.EphemeralHandler()))
+	ctx := auth.WithVerifiedWallet(w.ctx, pub(alice).String())
+	for _, tc := range []struct {
+		name   string
+		key    solana.PublicKey
+		filter bool
+	}{
+		{"private ATA, filtered", w.ata(pub(alice)), true},
+		{"mint, filtered", w.mint, true},
+		{"private ATA, no filter", w.ata(pub(alice)), false},
+		{"mint, no filter", w.mint, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if !tc.filter {
+				filter := w.p.EphemeralRPC
+				restore := w.p.ReadFilter()
+				filter.SetReadFilter(nil)
+				defer filter.SetReadFilter(restore)
+			}
+			for b.Loop() {
+				if _, err := c.GetAccountInfo(ctx, tc.key, chainclient.Confirmed); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
