@@ -373,3 +373,63 @@ func (c *countingRPC) queries() []string {
 	defer c.mu.Unlock()
 	return append([]string(nil), c.qs...)
 }
+
+// TestPrivateRoutesRefuseBadTokens: every route that needs a token (the
+// private balance, the stealth pool) refuses anything but a valid token
+// of the right wallet, issued by this server for this cluster.
+func TestPrivateRoutesRefuseBadTokens(t *testing.T) {
+	clk := &testClock{t: time.Now()}
+	a, err := auth.New(auth.Config{Key: seedKey("auth server"), Now: clk.Now, TokenLifetime: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOptions{cfg: func(c *Config) { c.Auth = a }})
+	aliceKey := seedKey("alice")
+	alice, bob := pubOf(aliceKey), pubOf(seedKey("bob"))
+	h.fund(alice, 1000)
+	good := h.login(aliceKey)
+	_, inner := auth.SplitToken(good)
+	parts := strings.Split(inner, ".")
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+	other, _ := auth.New(auth.Config{Key: seedKey("another server")})
+	och := other.Challenge(alice.String())
+	foreign, err := other.LoginFor("local", alice.String(), och, base58.Encode(ed25519.Sign(aliceKey, []byte(och))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := []struct{ method, path, body string }{
+		{"GET", fmt.Sprintf("/v1/spl/private-balance?address=%s&mint=%s", alice, h.mint), ""},
+		{"POST", "/v1/spl/stealth-pool", fmt.Sprintf(`{"payer":%q,"authority":%q,"handle":"a.block","destinations":[%q]}`, alice, alice, bob)},
+	}
+	bad := []struct {
+		name, header string
+		status       int
+		code         string
+	}{
+		{"garbage", "Bearer x", 401, auth.CodeInvalidAuthToken},
+		{"opaque bound", "Bearer " + auth.Bind(alice.String(), "1234567890"), 401, auth.CodeInvalidAuthToken},
+		{"mock", "Bearer " + auth.Bind(alice.String(), auth.MockToken), 401, auth.CodeInvalidAuthToken},
+		{"alg none", "Bearer " + auth.Bind(alice.String(), none+"."+parts[1]+"."), 401, auth.CodeInvalidAuthToken},
+		{"forged signature", "Bearer " + auth.Bind(alice.String(), parts[0]+"."+parts[1]+"."+base64.RawURLEncoding.EncodeToString(make([]byte, 64))), 401, auth.CodeInvalidAuthToken},
+		{"another server", "Bearer " + foreign.Token, 401, auth.CodeInvalidAuthToken},
+		{"another wallet", "Bearer " + h.login(seedKey("bob")), 403, auth.CodeTokenIdentityMismatch},
+		{"malformed header", "Token " + good, 400, auth.CodeMissingAuthToken},
+	}
+	for _, rt := range routes {
+		for _, b := range bad {
+			r := h.do(rt.method, rt.path, rt.body, "Authorization", b.header)
+			apiError(t, r, b.status, b.code)
+			if t.Failed() {
+				t.Fatalf("%s %s with %s", rt.method, rt.path, b.name)
+			}
+		}
+		apiError(t, h.do(rt.method, rt.path, rt.body), 422, "VALIDATION_ERROR")
+		if r := h.do(rt.method, rt.path, rt.body, "Authorization", "Bearer "+good); r.Status != 200 {
+			t.Fatalf("%s %s with alice's token: %d %s", rt.method, rt.path, r.Status, r.Body)
+		}
+	}
+	clk.Add(2 * time.Hour)
+	for _, rt := range routes {
+		apiError(t, h.do(rt.method, rt.path, rt.body, "Authorization", "Bearer "+good), 401, auth.CodeInvalidAuthToken)
+	}
+}
