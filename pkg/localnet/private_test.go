@@ -2,6 +2,7 @@ package localnet_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -45,21 +46,31 @@ func keyedAddresses(t *testing.T, raw json.RawMessage, field string) []string {
 	return out
 }
 
+// privateWorld is a served pair with a mint set up and alice holding
+// 4 000 000 of it on the rollup, in an eATA private by default (a deposit
+// gives it a permission).
+func privateWorld(tb testing.TB) (*rpcWorld, ed25519.PrivateKey) {
+	w := newRPCWorld(tb)
+	w.createMint()
+	payer := w.funded()
+	im, err := w.planner.InitializeMint(w.ctx, w.chain, &payments.InitializeMintRequest{Payer: pub(payer).String(), Mint: w.mint.String()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.sendAndConfirm(&im.UnsignedTransaction, payer)
+	alice := w.user(10_000_000)
+	w.deposit(alice, 4_000_000)
+	return w, alice
+}
+
 // TestPrivateReadsOverRPC: the local rollup hides what a TEE rollup hides
 // (accounts with a permission, and the balances projected from a private
 // eATA) from everyone but the permission's members, who prove who they
 // are with ?token=. Every account-reading method goes through the filter.
 func TestPrivateReadsOverRPC(t *testing.T) {
-	w := newRPCWorld(t)
-	w.createMint()
-	payer := w.funded()
-	im, err := w.planner.InitializeMint(w.ctx, w.chain, &payments.InitializeMintRequest{Payer: pub(payer).String(), Mint: w.mint.String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.sendAndConfirm(&im.UnsignedTransaction, payer)
-	alice, bob := w.user(10_000_000), w.user(1)
-	w.deposit(alice, 4_000_000) // private by default: the eATA gets a permission
+	w, alice := privateWorld(t)
+	bob := w.user(1)
+	var err error
 	ata := w.ata(pub(alice))
 	eata, _ := espl.FindEphemeralATA(pub(alice), w.mint)
 	ctx := w.ctx
@@ -203,16 +214,7 @@ func TestPrivateReadsOverRPC(t *testing.T) {
 // with and without the read filter: a private ATA read by its owner, and
 // a public account (the mint).
 func BenchmarkPrivateRead(b *testing.B) {
-	w := newRPCWorld(b)
-	w.createMint()
-	payer := w.funded()
-	im, err := w.planner.InitializeMint(w.ctx, w.chain, &payments.InitializeMintRequest{Payer: pub(payer).String(), Mint: w.mint.String()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.sendAndConfirm(&im.UnsignedTransaction, payer)
-	alice := w.user(10_000_000)
-	w.deposit(alice, 4_000_000)
+	w, alice := privateWorld(b)
 	c, _ := chainclient.New("http://er.in-process", chainclient.WithHandler(w.p.EphemeralHandler()))
 	ctx := auth.WithVerifiedWallet(w.ctx, pub(alice).String())
 	for _, tc := range []struct {
