@@ -63,10 +63,10 @@ The token is --mint, else the cluster's default mint: the demo mint of
 
 Balances are read straight from the cluster's chain nodes with the same code
 as the payments API's /v1/spl/balance and /v1/spl/private-balance, so no
-payments API is needed. Public rollups (local, devnet, mainnet) answer
-without a token; private TEE rollups (devnet-private, mainnet-private) need
-the token "ferry login" stores for the wallet, and without one the private
-balance is left out.
+payments API is needed. Public rollups (devnet, mainnet) answer without a
+token; private TEE rollups (devnet-private, mainnet-private) and the local
+rollup of "ferry serve" show a private balance only with the token "ferry
+login" stores for the wallet, and without one it is left out.
 
 A terminal gets a summary with amounts in whole tokens; a pipe gets one
 "name<TAB>value" line per field, with amounts in base units; --output json
@@ -174,6 +174,9 @@ func tokenBalances(ctx context.Context, f *cmdutil.Factory, ep cluster.Endpoints
 		} else {
 			eph = nil
 		}
+	} else if st, ok := f.LoginToken(ep.Name, owner.String()); ok && ep.Kind == cluster.Local {
+		// ferry serve's rollup shows a private balance only to its owner.
+		eph = eph.WithToken(st.Inner())
 	}
 	chain := &payments.RPCChain{Base: chainclient.NewCached(base, chainclient.CacheOptions{}), Kind: ep.Kind}
 	if eph != nil {
@@ -195,6 +198,11 @@ func tokenBalances(ctx context.Context, f *cmdutil.Factory, ep cluster.Endpoints
 		return nil
 	}
 	p, err := planner.PrivateBalance(ctx, chain, ephemeralReader{eph}, req)
+	var re *chainclient.RPCError
+	if errors.As(err, &re) && re.Code == rpcserver.CodeAccountAccessDenied {
+		res.EphemeralNote = fmt.Sprintf("the %s rollup shows a private balance only to its owner: run `ferry login --cluster %s` with this wallet", ep.Name, ep.Name)
+		return nil
+	}
 	if err != nil {
 		return reach(err, "ephemeral RPC", ep.Ephemeral)
 	}

@@ -201,7 +201,16 @@ func describe(err error) (code, msg string, details any) {
 	}
 	switch Classify(err) {
 	case ExitUnavailable:
-		return "UNAVAILABLE", err.Error(), nil
+		// A server must not say why an upstream is unreachable (a port
+		// scan oracle), so TransportError's text never does; the CLI
+		// talks to the user's own endpoints and names the cause.
+		msg := err.Error()
+		var te *chainclient.TransportError
+		var reach *reachError // already says what to do
+		if errors.As(err, &te) && te.Err != nil && !errors.As(err, &reach) {
+			msg += " (" + te.Err.Error() + ")"
+		}
+		return "UNAVAILABLE", msg, nil
 	case ExitTimeout:
 		return "TIMEOUT", err.Error(), nil
 	}

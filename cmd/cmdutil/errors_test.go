@@ -90,7 +90,7 @@ func TestReportFormats(t *testing.T) {
 	}
 	text.Reset()
 	Report(&chainclient.TransportError{Err: errors.New("refused")}, &text, false)
-	if text.String() != "error: refused\n" {
+	if text.String() != "error: upstream unreachable (refused)\n" {
 		t.Errorf("transport text: %q", text.String())
 	}
 }

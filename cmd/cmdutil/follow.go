@@ -123,9 +123,16 @@ func OperationError(ctx context.Context, err error, what, sig string, timeout ti
 	return err
 }
 
-// Tracker follows operations on the selected cluster: settlement is
-// followed on the local cluster (see pkg/outcome); eph carries the
-// caller's token on private rollups.
-func Tracker(f *Factory, ep cluster.Endpoints, base, eph *chainclient.Client, poll time.Duration, follow *Follower) *outcome.Tracker {
+// Tracker follows op on the selected cluster: settlement is followed on
+// the local cluster (see pkg/outcome). Its rollup reads carry the token
+// of op's owner (flagToken, FERRY_AUTH_TOKEN or the stored login), since
+// a rollup that filters reads (a TEE one, or ferry's local one) shows an
+// operation's private records only to its owner.
+func Tracker(f *Factory, ep cluster.Endpoints, base, eph *chainclient.Client, poll time.Duration, follow *Follower, op outcome.Operation, flagToken string) *outcome.Tracker {
+	if eph != nil {
+		if tok := f.RollupToken(flagToken, ep.Name, op.Owner.String()); tok != "" {
+			eph = eph.WithToken(tok)
+		}
+	}
 	return &outcome.Tracker{Base: base, Ephemeral: eph, Follow: ep.Kind == cluster.Local, PollInterval: poll, OnEvent: follow.Event}
 }

@@ -165,7 +165,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, arg string) error 
 	op := outcome.Detect(tx, st.Layer)
 	follow.Event(outcome.Event{Event: "confirmed", Kind: op.Kind, Layer: st.Layer, Signature: sig.String(), Slot: st.Slot,
 		Message: fmt.Sprintf("Confirmed on %s", st.Layer)})
-	res, err := cmdutil.Tracker(f, ep, base, eph, o.pollInterval, follow).Track(ctx, op)
+	res, err := cmdutil.Tracker(f, ep, base, eph, o.pollInterval, follow, op, "").Track(ctx, op)
 	f.IO.StopProgress()
 	if err != nil {
 		return cmdutil.OperationError(ctx, err, "following the "+string(op.Kind)+" of", sig.String(), o.timeout)

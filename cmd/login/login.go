@@ -40,8 +40,11 @@ token (POST /v1/spl/login).
 
 The token is stored per cluster and wallet in $FERRY_HOME/tokens.json
 (mode 0600) and never printed. ferry uses it where a token is needed: sends
-to a private (TEE) rollup, and private balances on devnet-private and
-mainnet-private, whose TEE auth service issues the token through the API.
+to a private (TEE) rollup; private balances and the private records that
+"send --confirm" and "confirm --watch" follow, on the local rollup of
+"ferry serve" (which, like a TEE rollup, shows them only to their owner) and
+on devnet-private and mainnet-private, whose TEE auth service issues the
+token through the API.
 
 The API is that of --cluster: a running "ferry serve" for local, the hosted
 payments API for devnet and mainnet; FERRY_API_URL or the config file's

@@ -315,11 +315,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	}
 	follow.Event(outcome.Event{Event: "confirmed", Kind: op.Kind, Layer: resp.SendTo, Signature: resp.Signature,
 		Message: fmt.Sprintf("Confirmed on %s", resp.SendTo)})
-	trackEph := eph
-	if trackEph != nil && innerToken != "" {
-		trackEph = trackEph.WithToken(innerToken)
-	}
-	res, err := cmdutil.Tracker(f, ep, base, trackEph, o.pollInterval, follow).Track(ctx, op)
+	res, err := cmdutil.Tracker(f, ep, base, eph, o.pollInterval, follow, op, o.authToken).Track(ctx, op)
 	f.IO.StopProgress()
 	if err != nil {
 		return cmdutil.OperationError(ctx, err, "following the "+string(op.Kind)+" of", resp.Signature, o.timeout)

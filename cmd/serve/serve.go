@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
+	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
 	"github.com/ferry-sh/ferry/pkg/ledger"
@@ -44,6 +45,7 @@ type options struct {
 	noSync        bool
 	noDemo        bool
 	routes        []string
+	allowUpstream []string
 	shutdown      time.Duration
 	logFormat     string
 	logLevel      string
@@ -85,6 +87,21 @@ embedded ledgers). The router lists MagicBlock's public rollup nodes of the
 cluster, or the --route nodes. The hosted API's environment variables
 (EPHEMERAL_RPC_URL, BASE_DEVNET_RPC_URL, CORS_ORIGIN, ...) apply.
 
+Requests may name a custom cluster URL or a sendRpcEndpoint only when it is
+one of the configured endpoints or matches an --allow-upstream pattern
+(repeatable; also FERRY_ALLOW_UPSTREAM, comma-separated):
+[scheme://]host[:port], where * in the host matches anything, a pattern
+without a scheme allows only https, and one without a port only the
+scheme's default port ("http://127.0.0.1:8899", "https://*.helius-rpc.com",
+"*://rpc.example.com:*"). Anything else is 400 UPSTREAM_NOT_ALLOWED and
+nothing is contacted. See docs/security.md.
+
+If a ledger cannot write (a full disk), it halts without a partial write:
+GET /health on the API answers 503 {"status":"halted","reason":...},
+builds and sends answer 503 LEDGER_HALTED, and a "halted" line is printed.
+Free the space and restart ferry serve: it resumes from the last confirmed
+slot.
+
 On shutdown, in-flight requests finish (up to --shutdown-timeout), then the
 ledgers write their last slot and close. --addr-file writes the bound URLs
 as JSON ({"api": ..., "rpc": ..., "ephemeral": ..., "router": ...}) once
@@ -124,6 +141,7 @@ prints it as JSON).`,
 	fl.BoolVar(&o.noSync, "no-sync", false, "do not fsync each slot (faster; a machine crash may lose recent slots)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
 	fl.StringArrayVar(&o.routes, "route", nil, "gateway mode: a rollup node for the router, URL or IDENTITY=URL (repeatable; default: MagicBlock's public nodes)")
+	fl.StringArrayVar(&o.allowUpstream, "allow-upstream", nil, "let requests name this upstream as cluster or sendRpcEndpoint: [scheme://]host[:port] glob (repeatable; also "+cluster.AllowEnv+")")
 	fl.DurationVar(&o.shutdown, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take to finish at shutdown")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -194,6 +212,10 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 			return cmdutil.UsageErrorf("%v (or pass --data DIR or --in-memory)", err)
 		}
 	}
+	allow := append(append([]string(nil), o.allowUpstream...), cluster.SplitAllowPatterns(f.Getenv(cluster.AllowEnv))...)
+	if _, err := cluster.NewAllowList(allow); err != nil {
+		return cmdutil.UsageErrorf("--allow-upstream / %s: %v", cluster.AllowEnv, err)
+	}
 	depth := o.finalityDepth
 	if depth == 0 {
 		depth = -1 // the ledger's "finalize immediately"
@@ -218,6 +240,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		APIAddr: o.apiAddr, RPCAddr: o.rpcAddr, EphemeralAddr: o.ephemeralAddr, RouterAddr: o.routerAddr, AddrFile: o.addrFile,
 		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync,
 		Demo: server.DemoOptions{Disabled: o.noDemo}, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
+		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },
 	})
 	if err != nil {
 		return err
@@ -351,4 +374,18 @@ func newLogger(f *cmdutil.Factory, o *options) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(f.IO.ErrOut, opts)), nil
 	}
 	return nil, cmdutil.UsageErrorf("--log-format must be text or json (got %q)", o.logFormat)
+}
+
+// printHealth is the readiness line of a health change: JSON with
+// --output json, else one line on stdout, next to the banner.
+func printHealth(f *cmdutil.Factory, h *api.HealthResponse) {
+	if f.JSON() {
+		f.PrintJSON(h)
+		return
+	}
+	if h.Status == api.HealthOK {
+		fmt.Fprintln(f.IO.Out, "ready: every ledger accepts writes")
+		return
+	}
+	fmt.Fprintf(f.IO.Out, "halted: %s\n  builds and sends answer 503 LEDGER_HALTED; fix the cause (free disk space) and restart ferry serve\n", h.Reason)
 }

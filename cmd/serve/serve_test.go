@@ -86,6 +86,9 @@ func TestServeFlagErrors(t *testing.T) {
 		{args: []string{"--route", "nope=http://x"}, env: map[string]string{"FERRY_HOME": "/tmp"}},
 		{args: nil, env: map[string]string{"HOME": "/no-home"}},
 		{args: []string{"extra"}},
+		{args: []string{"--in-memory", "--allow-upstream", "https://x/path"}},
+		{args: []string{"--in-memory", "--allow-upstream", "ftp://x"}},
+		{args: []string{"--in-memory"}, env: map[string]string{"FERRY_ALLOW_UPSTREAM": "ok.test, bad/host"}},
 	} {
 		io, _, _, _ := iostreams.Test()
 		env := tc.env

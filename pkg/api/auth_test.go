@@ -137,9 +137,10 @@ func TestLoginAndPrivateBalance(t *testing.T) {
 	if bal := ok[payments.BalanceResponse](t, h.do("GET", path, nil, "Authorization", "Bearer "+lr.Token)); bal.Balance != "777" {
 		t.Fatalf("%+v", bal)
 	}
-	// Unbound opaque tokens pass, as on the hosted API.
-	if bal := ok[payments.BalanceResponse](t, h.do("GET", path, nil, "Authorization", "Bearer 1234567890")); bal.Balance != "777" {
-		t.Fatalf("%+v", bal)
+	// Anything this server did not issue for this cluster is refused
+	// (the hosted API let unbound opaque tokens through).
+	for _, bad := range []string{"1234567890", auth.Bind(alice.String(), auth.MockToken), auth.MockToken} {
+		apiError(t, h.do("GET", path, nil, "Authorization", "Bearer "+bad), 401, "INVALID_AUTH_TOKEN")
 	}
 	// Delegated elsewhere.
 	h.delegateEATA(alice, pubOf(seedKey("other validator")))
@@ -153,6 +154,14 @@ func TestLoginAndPrivateBalance(t *testing.T) {
 	if !strings.Contains(e["message"].(string), "expired") {
 		t.Fatal(e)
 	}
+}
+
+// teeJWT is a token shaped like the TEE auth service's (an ES256 JWT whose
+// subject is the wallet); only fakeTEE can tell whether it is valid.
+func teeJWT(sub string, exp int64, sig string) string {
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"ES256","typ":"JWT"}`))
+	c := base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf(`{"sub":%q,"exp":%d}`, sub, exp)))
+	return h + "." + c + "." + sig
 }
 
 // fakeTEE is a TEE rollup: an auth service plus a JSON-RPC node that
@@ -202,6 +211,8 @@ func (f *fakeTEE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch req.Method {
 	case "getIdentity":
 		result = `{"identity":"` + espl.ValidatorTEE.String() + `"}`
+	case "getSlot":
+		result = `1`
 	case "getLatestBlockhash":
 		result = `{"context":{"slot":1},"value":{"blockhash":"` + f.hash + `","lastValidBlockHeight":4242}}`
 	case "getAccountInfo":
@@ -214,14 +225,16 @@ func (f *fakeTEE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestTEEClusters(t *testing.T) {
-	tee := &fakeTEE{token: "eyJtee.jwt.sig", hash: solana.Hash{7, 7, 7}.String()}
+	aliceKey := seedKey("alice")
+	alice, bob := pubOf(aliceKey), pubOf(seedKey("bob"))
+	exp := time.Now().Add(time.Hour).Unix()
+	teeToken := teeJWT(alice.String(), exp, "dGVlLXNpZw")
+	tee := &fakeTEE{token: teeToken, hash: solana.Hash{7, 7, 7}.String()}
 	up := httptest.NewServer(tee)
 	defer up.Close()
 	h := newHarness(t, harnessOptions{overrides: map[string]cluster.Overrides{
 		"devnet-private": {BaseRPC: testBaseURL, Ephemeral: up.URL, Router: testRouterURL},
 	}})
-	aliceKey := seedKey("alice")
-	alice, bob := pubOf(aliceKey), pubOf(seedKey("bob"))
 	h.fund(alice, 1000)
 
 	// Challenge and login are proxied to the TEE's auth service.
@@ -230,7 +243,7 @@ func TestTEEClusters(t *testing.T) {
 		t.Fatalf("%q", ch.Challenge)
 	}
 	lr := ok[auth.LoginResponse](t, h.do("POST", "/v1/spl/login", map[string]any{"pubkey": alice, "challenge": ch.Challenge, "signature": "sig", "cluster": "devnet-private"}))
-	if lr.Token != alice.String()+".eyJtee.jwt.sig" || lr.ExpiresAt == nil || *lr.ExpiresAt != 1_800_000_000_000 {
+	if lr.Token != alice.String()+"."+teeToken || lr.ExpiresAt == nil || *lr.ExpiresAt != 1_800_000_000_000 {
 		t.Fatalf("%+v", lr)
 	}
 	// A rollup without an auth service: mock values.
@@ -260,20 +273,163 @@ func TestTEEClusters(t *testing.T) {
 	if out.RecentBlockhash != tee.hash || out.LastValidBlockHeight != 4242 || out.SendRPCEndpoint != up.URL {
 		t.Fatalf("%+v", out)
 	}
-	apiError(t, h.do("POST", "/v1/spl/transfer", body, "Authorization", "Bearer "+auth.Bind(bob.String(), "eyJtee.jwt.sig")), 403, "TOKEN_IDENTITY_MISMATCH")
+	// The token names alice: bound to bob it contradicts itself.
+	apiError(t, h.do("POST", "/v1/spl/transfer", body, "Authorization", "Bearer "+auth.Bind(bob.String(), teeToken)), 401, "INVALID_AUTH_TOKEN")
 
 	h.delegateEATA(alice, espl.ValidatorTEE)
 	tee.mu.Lock()
 	tee.ata = spl.TokenAccount{Mint: h.mint, Owner: alice, Amount: 31337, State: spl.StateInitialized}.Encode()
 	tee.mu.Unlock()
-	bal := ok[payments.BalanceResponse](t, h.do("GET", fmt.Sprintf("/v1/spl/private-balance?address=%s&mint=%s&cluster=devnet-private", alice, h.mint), nil, "Authorization", "Bearer "+lr.Token))
+	path := fmt.Sprintf("/v1/spl/private-balance?address=%s&mint=%s&cluster=devnet-private", alice, h.mint)
+	bal := ok[payments.BalanceResponse](t, h.do("GET", path, nil, "Authorization", "Bearer "+lr.Token))
 	if bal.Balance != "31337" {
 		t.Fatalf("%+v", bal)
+	}
+	// The rollup verified the token once (getSlot with ?token=); the
+	// answer is reused.
+	if n := tee.count("getSlot"); n != 1 {
+		t.Fatalf("%d upstream verifications, want 1", n)
+	}
+	// Tokens the rollup did not issue are refused: locally when no rollup
+	// issues such a thing, by the rollup otherwise; none reaches a read.
+	reads := tee.count("getAccountInfo")
+	for name, bad := range map[string]string{
+		"garbage":  "1234567890",
+		"mock":     auth.Bind(alice.String(), auth.MockToken),
+		"alg none": alice.String() + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + strings.Split(teeToken, ".")[1] + ".",
+		"expired":  auth.Bind(alice.String(), teeJWT(alice.String(), time.Now().Add(-time.Minute).Unix(), "dGVlLXNpZw")),
+		"forged":   auth.Bind(alice.String(), teeJWT(alice.String(), exp, "Zm9yZ2Vk")),
+		"ferry":    h.login(aliceKey), // issued for the local cluster
+	} {
+		e := apiError(t, h.do("GET", path, nil, "Authorization", "Bearer "+bad), 401, "INVALID_AUTH_TOKEN")
+		if t.Failed() {
+			t.Fatalf("%s: %v", name, e)
+		}
+	}
+	if n := tee.count("getAccountInfo"); n != reads {
+		t.Fatalf("refused tokens reached %d reads", n-reads)
+	}
+	if n := tee.count("getSlot"); n != 2 { // only "forged" had to be asked
+		t.Fatalf("%d upstream verifications, want 2", n)
+	}
+
+	// The token goes to the rollup that issued it and nowhere else: not
+	// to another sendRpcEndpoint, even an allowed one.
+	other := &countingRPC{}
+	otherSrv := httptest.NewServer(other)
+	defer otherSrv.Close()
+	h2 := newHarness(t, harnessOptions{allow: []string{"http://127.0.0.1:*"}, overrides: map[string]cluster.Overrides{
+		"devnet-private": {BaseRPC: testBaseURL, Ephemeral: up.URL, Router: testRouterURL},
+	}})
+	r := h2.do("POST", "/v1/transaction/send", map[string]any{"transactionBase64": "AQ==", "sendTo": "ephemeral",
+		"sendRpcEndpoint": otherSrv.URL, "cluster": "devnet-private"}, "Authorization", "Bearer "+lr.Token)
+	if r.Status == 200 {
+		t.Fatalf("%s", r.Body)
+	}
+	if len(other.queries()) == 0 {
+		t.Fatalf("the send did not reach the allowed endpoint: %s", r.Body)
+	}
+	for _, q := range other.queries() {
+		if strings.Contains(q, "token") {
+			t.Fatalf("token sent to another endpoint: %s", q)
+		}
 	}
 	// The token went only to the rollup, never the bound form.
 	for _, q := range tee.queries {
 		if strings.Contains(q, alice.String()) && strings.Contains(q, "token") {
 			t.Fatalf("bound token forwarded: %s", q)
 		}
+	}
+}
+
+func (f *fakeTEE) count(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, m := range f.methods {
+		if m == method {
+			n++
+		}
+	}
+	return n
+}
+
+// countingRPC records the queries of the requests it gets and answers
+// every JSON-RPC call with an error.
+type countingRPC struct {
+	mu sync.Mutex
+	qs []string
+}
+
+func (c *countingRPC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	c.qs = append(c.qs, r.URL.RawQuery)
+	c.mu.Unlock()
+	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Transaction simulation failed"}}`)
+}
+
+func (c *countingRPC) queries() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.qs...)
+}
+
+// TestPrivateRoutesRefuseBadTokens: every route that needs a token (the
+// private balance, the stealth pool) refuses anything but a valid token
+// of the right wallet, issued by this server for this cluster.
+func TestPrivateRoutesRefuseBadTokens(t *testing.T) {
+	clk := &testClock{t: time.Now()}
+	a, err := auth.New(auth.Config{Key: seedKey("auth server"), Now: clk.Now, TokenLifetime: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOptions{cfg: func(c *Config) { c.Auth = a }})
+	aliceKey := seedKey("alice")
+	alice, bob := pubOf(aliceKey), pubOf(seedKey("bob"))
+	h.fund(alice, 1000)
+	good := h.login(aliceKey)
+	_, inner := auth.SplitToken(good)
+	parts := strings.Split(inner, ".")
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+	other, _ := auth.New(auth.Config{Key: seedKey("another server")})
+	och := other.Challenge(alice.String())
+	foreign, err := other.LoginFor("local", alice.String(), och, base58.Encode(ed25519.Sign(aliceKey, []byte(och))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := []struct{ method, path, body string }{
+		{"GET", fmt.Sprintf("/v1/spl/private-balance?address=%s&mint=%s", alice, h.mint), ""},
+		{"POST", "/v1/spl/stealth-pool", fmt.Sprintf(`{"payer":%q,"authority":%q,"handle":"a.block","destinations":[%q]}`, alice, alice, bob)},
+	}
+	bad := []struct {
+		name, header string
+		status       int
+		code         string
+	}{
+		{"garbage", "Bearer x", 401, auth.CodeInvalidAuthToken},
+		{"opaque bound", "Bearer " + auth.Bind(alice.String(), "1234567890"), 401, auth.CodeInvalidAuthToken},
+		{"mock", "Bearer " + auth.Bind(alice.String(), auth.MockToken), 401, auth.CodeInvalidAuthToken},
+		{"alg none", "Bearer " + auth.Bind(alice.String(), none+"."+parts[1]+"."), 401, auth.CodeInvalidAuthToken},
+		{"forged signature", "Bearer " + auth.Bind(alice.String(), parts[0]+"."+parts[1]+"."+base64.RawURLEncoding.EncodeToString(make([]byte, 64))), 401, auth.CodeInvalidAuthToken},
+		{"another server", "Bearer " + foreign.Token, 401, auth.CodeInvalidAuthToken},
+		{"another wallet", "Bearer " + h.login(seedKey("bob")), 403, auth.CodeTokenIdentityMismatch},
+		{"malformed header", "Token " + good, 400, auth.CodeMissingAuthToken},
+	}
+	for _, rt := range routes {
+		for _, b := range bad {
+			r := h.do(rt.method, rt.path, rt.body, "Authorization", b.header)
+			apiError(t, r, b.status, b.code)
+			if t.Failed() {
+				t.Fatalf("%s %s with %s", rt.method, rt.path, b.name)
+			}
+		}
+		apiError(t, h.do(rt.method, rt.path, rt.body), 422, "VALIDATION_ERROR")
+		if r := h.do(rt.method, rt.path, rt.body, "Authorization", "Bearer "+good); r.Status != 200 {
+			t.Fatalf("%s %s with alice's token: %d %s", rt.method, rt.path, r.Status, r.Body)
+		}
+	}
+	clk.Add(2 * time.Hour)
+	for _, rt := range routes {
+		apiError(t, h.do(rt.method, rt.path, rt.body, "Authorization", "Bearer "+good), 401, auth.CodeInvalidAuthToken)
 	}
 }

@@ -42,6 +42,21 @@ type ClustersConfig struct {
 	// cluster URLs, sendRpcEndpoint, router answers); default 64, least
 	// recently used first out.
 	MaxDynamic int
+	// AllowUpstream are the operator's patterns (cluster.AllowPattern) of
+	// URLs a request may name as its cluster or sendRpcEndpoint, besides
+	// the configured endpoints (every named cluster's, the default
+	// cluster's, TrustedUpstreams and the InProcess ones), which are
+	// always allowed. Anything else is 400 UPSTREAM_NOT_ALLOWED, before
+	// any connection is made.
+	AllowUpstream []string
+	// TrustedUpstreams are further URLs requests may name: the rollup
+	// nodes the server's router lists, say.
+	TrustedUpstreams []string
+	// Health maps endpoint URLs (keys compared after
+	// chainclient.NormalizeFQDN) to checks of the ledger behind them:
+	// while a check fails, builds and sends on a cluster that uses the
+	// endpoint answer 503 LEDGER_HALTED, and GET /health says why.
+	Health map[string]HealthCheck
 }
 
 // Clusters resolves the cluster field of requests to long-lived clients:
@@ -56,9 +71,13 @@ type Clusters struct {
 	cacheOpts chainclient.CacheOptions
 	dynamic   *chainclient.Pool
 
+	allow  *cluster.AllowList
+	health map[string]HealthCheck
+
 	mu      sync.Mutex
 	named   map[string]*Cluster
 	clients map[string]*chainclient.Cached // configured endpoints, kept forever
+	learned learnedURLs                    // rollup URLs the router named
 }
 
 // NewClusters returns a resolver. It fails if the default cluster does not
@@ -74,6 +93,15 @@ func NewClusters(cfg ClustersConfig) (*Clusters, error) {
 	for u, h := range cfg.InProcess {
 		cs.inProcess[normalizeURL(u)] = h
 	}
+	cs.health = map[string]HealthCheck{}
+	for u, hc := range cfg.Health {
+		cs.health[normalizeURL(u)] = hc
+	}
+	var err error
+	if cs.allow, err = newAllowList(cfg, cs.def); err != nil {
+		return nil, err
+	}
+	cs.learned.max = cfg.MaxDynamic
 	cs.dynamic = chainclient.NewPool(cfg.MaxDynamic, cfg.Cache, cfg.ClientOptions...)
 	if _, err := cs.Resolve(""); err != nil {
 		return nil, fmt.Errorf("default cluster %q: %w", cs.def, err)
@@ -143,6 +171,9 @@ func (cs *Clusters) Resolve(name string) (*Cluster, error) {
 	}
 	c := &Cluster{Endpoints: ep, cs: cs}
 	custom := ep.Kind == cluster.Custom
+	if custom && !cs.allow.Allows(ep.BaseRPC) {
+		return nil, upstreamNotAllowed("cluster", ep.BaseRPC)
+	}
 	if custom {
 		// The request chose this URL: keep it in the bounded pool.
 		if c.Base, err = cs.dynamicClient(ep.BaseRPC); err != nil {
@@ -238,8 +269,13 @@ func (cs *Clusters) dynamicClient(raw string) (*chainclient.Cached, error) {
 	return cs.dynamic.Get(u)
 }
 
-// Dial is submit.Endpoints.Dial: a client for an explicit sendRpcEndpoint.
+// Dial is submit.Endpoints.Dial: a client for an explicit sendRpcEndpoint,
+// which must be a configured or allowed endpoint, or a rollup node the
+// router named (else 400 UPSTREAM_NOT_ALLOWED, without connecting).
 func (cs *Clusters) Dial(u string) (*chainclient.Client, error) {
+	if !cs.allow.Allows(u) && !cs.learned.has(normalizeURL(u)) {
+		return nil, upstreamNotAllowed("sendRpcEndpoint", u)
+	}
 	c, err := cs.dynamicClient(u)
 	if err != nil {
 		return nil, err
@@ -247,14 +283,24 @@ func (cs *Clusters) Dial(u string) (*chainclient.Client, error) {
 	return c.Client, nil
 }
 
-// SubmitEndpoints are the clients a send through this cluster uses.
+// SubmitEndpoints are the clients a send through this cluster uses. A
+// bearer token goes only to the cluster's own rollup (see rollupToken).
 func (c *Cluster) SubmitEndpoints() submit.Endpoints {
-	return submit.Endpoints{Base: c.Base.Client, Ephemeral: c.Ephemeral.Client, Dial: c.cs.Dial, FollowSettlement: c.Endpoints.Kind == cluster.Local}
+	return submit.Endpoints{Base: c.Base.Client, Ephemeral: c.Ephemeral.Client, Dial: c.cs.Dial, TokenAllowed: c.isRollup,
+		FollowSettlement: c.Endpoints.Kind == cluster.Local}
 }
 
-// Chain returns the payments.Chain of one request. token is the inner
-// bearer token: on TEE clusters rollup reads use it (on a fresh,
-// uncached client); elsewhere they go through the shared cached clients.
+// isRollup reports whether u is this cluster's rollup RPC: the only
+// endpoint a request's (upstream) token is ever sent to.
+func (c *Cluster) isRollup(u string) bool {
+	return normalizeURL(u) == normalizeURL(c.Endpoints.Ephemeral)
+}
+
+// Chain returns the payments.Chain of one request. token is an inner
+// bearer token the cluster's TEE rollup issued and accepted (see
+// rollupToken): rollup reads then use it (on a fresh, uncached client);
+// otherwise they go through the shared cached clients. The token is sent
+// nowhere else.
 func (c *Cluster) Chain(token string) *Chain {
 	ch := &Chain{cl: c}
 	if token != "" && c.Endpoints.TEE {
@@ -366,8 +412,10 @@ func (c *Chain) LatestBlockhashAt(ctx context.Context, u string) (payments.Block
 	if err != nil {
 		return payments.Blockhash{}, err
 	}
+	// The router named this node: a send to it (sendRpcEndpoint) is fine.
+	c.cl.cs.learned.add(normalizeURL(u))
 	var bh chainclient.Blockhash
-	if c.token != "" {
+	if c.token != "" && c.cl.isRollup(u) {
 		bh, err = cc.Client.WithToken(c.token).GetLatestBlockhash(ctx, chainclient.Confirmed)
 	} else {
 		bh, err = cc.GetLatestBlockhash(ctx, chainclient.Confirmed)

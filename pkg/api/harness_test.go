@@ -79,6 +79,8 @@ type harnessOptions struct {
 	cfg       func(*Config)
 	overrides map[string]cluster.Overrides // extra PerCluster overrides
 	inProcess map[string]http.Handler
+	allow     []string               // ClustersConfig.AllowUpstream
+	health    map[string]HealthCheck // ClustersConfig.Health
 }
 
 type syncBuffer struct {
@@ -154,6 +156,7 @@ func newHarnessOver(t testing.TB, base, er *ledger.Ledger, baseH, erH http.Handl
 	// Tests never leave the machine: only loopback (or nothing) is dialled.
 	guard := &http.Client{Transport: &guardTransport{offline: o.offline}}
 	h.clusters, err = NewClusters(ClustersConfig{Overrides: cluster.Overrides{PerCluster: per}, InProcess: inProc,
+		AllowUpstream: o.allow, Health: o.health,
 		Cache: chainclient.CacheOptions{BlockhashTTL: 20 * time.Millisecond}, ClientOptions: []chainclient.Option{chainclient.WithHTTPClient(guard)}})
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ type flow struct {
 	h      *harness
 	c      *hostedClient
 	tokens map[solana.PublicKey]string
+	keys   map[solana.PublicKey]ed25519.PrivateKey
 }
 
 func (f *flow) user(label string, tokens uint64) ed25519.PrivateKey {
@@ -42,6 +43,7 @@ func (f *flow) user(label string, tokens uint64) ed25519.PrivateKey {
 		}
 	}
 	f.h.settle()
+	f.keys[pubOf(k)] = k
 	return k
 }
 
@@ -112,7 +114,11 @@ func (f *flow) balance(who solana.PublicKey, private bool) uint64 {
 	path, headers := "/v1/spl/balance", []string(nil)
 	if private {
 		path = "/v1/spl/private-balance"
-		headers = []string{"Authorization", "Bearer 0"} // unbound tokens are accepted
+		k, ok := f.keys[who]
+		if !ok {
+			f.t.Fatalf("no key for %s", who)
+		}
+		headers = []string{"Authorization", "Bearer " + f.login(k)}
 	}
 	var b payments.BalanceResponse
 	if st := f.c.call("GET", fmt.Sprintf("%s?address=%s&mint=%s", path, who, f.h.mint), nil, &b, headers...); st != 200 {
@@ -157,7 +163,7 @@ func TestHostedClientFullFlowOnLocalnet(t *testing.T) {
 	h.settle()
 	srv := httptest.NewServer(h.srv)
 	t.Cleanup(srv.Close)
-	f := &flow{t: t, h: h, c: &hostedClient{t: t, base: srv.URL, hc: srv.Client()}, tokens: map[solana.PublicKey]string{}}
+	f := &flow{t: t, h: h, c: &hostedClient{t: t, base: srv.URL, hc: srv.Client()}, tokens: map[solana.PublicKey]string{}, keys: map[solana.PublicKey]ed25519.PrivateKey{}}
 
 	// Mint setup.
 	payerKey := f.user("payer", 0)

@@ -23,16 +23,20 @@ var (
 	eOwner        = ErrorDoc{400, payments.CodeInvalidOwner, "Owner public key <key> is off-curve"}
 	eTooLarge     = ErrorDoc{400, payments.CodeTransactionTooLarge, "transaction too large"}
 	eBuild        = ErrorDoc{400, payments.CodeTransactionBuildError, "the builder's message"}
-	eAuthToken    = ErrorDoc{401, auth.CodeInvalidAuthToken, "auth token expired / was not issued by this server; login again"}
+	eAuthToken    = ErrorDoc{401, auth.CodeInvalidAuthToken, "auth token is not valid here (not issued by this server or the cluster's TEE rollup, unsigned, expired, for another cluster or wallet); login again"}
 	eIdentity     = ErrorDoc{403, auth.CodeTokenIdentityMismatch, "auth token is not bound to the requested address; login again with that wallet"}
 	eBlockhash    = ErrorDoc{502, apierr.CodeRPC, "Failed to fetch recent blockhash / Failed to resolve mint token program"}
+	eUpstream     = ErrorDoc{400, apierr.CodeUpstreamNotAllowed, "cluster / sendRpcEndpoint names an endpoint this server is not allowed to contact"}
+	eHalted       = ErrorDoc{503, apierr.CodeLedgerHalted, "A ledger of the cluster stopped accepting writes; see GET /health"}
+	eHealthHalted = ErrorDoc{503, HealthHalted, `{"status":"halted","reason":"<ledger>: <why>"} (a HealthResponse, not an error envelope)`}
+	eVerifyToken  = ErrorDoc{502, apierr.CodeRPC, "Failed to verify the auth token with the rollup (TEE clusters)"}
 )
 
 func rpcErr(msg string) ErrorDoc { return ErrorDoc{502, apierr.CodeRPC, msg} }
 
 // buildErrors are the errors of every transaction build.
 func buildErrors(extra ...ErrorDoc) []ErrorDoc {
-	return append([]ErrorDoc{eValidation, eCluster, eMintNotFound, eTokenProgram, eOwner, eTooLarge, eBuild, eBlockhash}, extra...)
+	return append([]ErrorDoc{eValidation, eCluster, eUpstream, eHalted, eMintNotFound, eTokenProgram, eOwner, eTooLarge, eBuild, eBlockhash}, extra...)
 }
 
 func (s *Server) builtinRoutes() []*route {
@@ -40,9 +44,18 @@ func (s *Server) builtinRoutes() []*route {
 	get, post := http.MethodGet, http.MethodPost
 	routes := []*route{
 		s.jsonRoute(Operation{Method: get, Path: "/health", ID: "getHealth", Tag: "Meta", Summary: "Health check",
-			Description: `Answers {"status":"ok"} while the server runs.`, Response: reflect.TypeFor[HealthResponse]()},
-			func(ctx context.Context, _ *responseWriter, _ *http.Request, _ []byte) (any, error) {
-				return svc.Health(ctx), nil
+			Description: `Answers {"status":"ok"} while the server can build and send. When a ledger it serves stops accepting ` +
+				`writes (a failed commit, e.g. a full disk) it answers 503 {"status":"halted","reason":...}, and builds and sends ` +
+				`answer 503 LEDGER_HALTED until the operator fixes the cause and restarts the server. In local mode "ledgers" lists ` +
+				`the embedded ledgers; a gateway reports only itself.`,
+			Response: reflect.TypeFor[HealthResponse](), Errors: []ErrorDoc{eHealthHalted}},
+			func(ctx context.Context, w *responseWriter, r *http.Request, _ []byte) (any, error) {
+				h := svc.Health(ctx)
+				if h.Status != HealthOK {
+					s.writeJSON(w, r, http.StatusServiceUnavailable, h)
+					return nil, nil
+				}
+				return h, nil
 			}),
 
 		typed(s, Operation{Method: get, Path: "/v1/spl/challenge", Query: true, ID: "getChallenge", Tag: "SPL",
@@ -50,7 +63,7 @@ func (s *Server) builtinRoutes() []*route {
 			Description: "Returns the text the wallet signs to log in: \"Login to Query Filtering Service\\nTimestamp: <unix-seconds>\\nUser: <pubkey>\". " +
 				"It is valid for 60 seconds and can be used once. On mainnet-private and devnet-private the rollup's TEE auth service issues it " +
 				"(a rollup without one gives a \"MOCK: ...\" challenge); on the other clusters this server does.",
-			Errors: []ErrorDoc{eValidation, eCluster, rpcErr("Failed to get challenge: <reason>"), {504, apierr.CodeRPC, "Auth endpoint timed out"},
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, rpcErr("Failed to get challenge: <reason>"), {504, apierr.CodeRPC, "Auth endpoint timed out"},
 				{429, apierr.CodeRPC, "Failed to get challenge: Too Many Requests"}, eConfig}},
 			func(ctx context.Context, req *auth.ChallengeRequest, _ auth.Bearer) (*auth.ChallengeResponse, error) {
 				return svc.Challenge(ctx, req)
@@ -58,9 +71,10 @@ func (s *Server) builtinRoutes() []*route {
 
 		typed(s, Operation{Method: post, Path: "/v1/spl/login", ID: "login", Tag: "SPL", Summary: "Log in with a signed challenge",
 			Description: "Checks the wallet's ed25519 signature (base58) over the challenge's exact UTF-8 bytes and returns a bearer token bound " +
-				"to the wallet (\"<pubkey>.<token>\"). Tokens issued by this server are valid for 30 days (expiresAt, in ms). " +
-				"Use the cluster of the challenge; *-private clusters log in with the rollup's TEE auth service.",
-			Errors: []ErrorDoc{eValidation, eCluster, {400, auth.CodeInvalidChallenge, "challenge is not a login challenge for this pubkey"},
+				"to the wallet (\"<pubkey>.<token>\"). Tokens issued by this server are valid for 30 days (expiresAt, in ms) and only " +
+				"on the cluster they were issued for. Use the cluster of the challenge; *-private clusters log in with the rollup's TEE " +
+				"auth service, whose tokens that rollup verifies.",
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, {400, auth.CodeInvalidChallenge, "challenge is not a login challenge for this pubkey"},
 				{400, auth.CodeInvalidSignature, "signature must be a base58-encoded 64-byte ed25519 signature"},
 				{401, auth.CodeChallengeExpired, "challenge expired, was already used or was not issued here; request a new one"},
 				{403, auth.CodeSignatureVerificationFailed, "Signature verification failed"},
@@ -96,7 +110,7 @@ func (s *Server) builtinRoutes() []*route {
 				ErrorDoc{400, payments.CodeInvalidStealthTransfer, "Stealth handle transfers require visibility=private, fromBalance=base, and toBalance=base"},
 				ErrorDoc{400, payments.CodeStealthPoolNotFound, "Stealth handle is not initialized"},
 				ErrorDoc{400, payments.CodeEATAValidatorMismatch, "Projected token account is delegated to another validator"},
-				eAuthToken, eIdentity)},
+				eAuthToken, eIdentity, eVerifyToken)},
 			svc.Transfer),
 
 		typed(s, Operation{Method: post, Path: "/v1/spl/withdraw", ID: "withdraw", Tag: "SPL", Auth: AuthOptional,
@@ -121,7 +135,7 @@ func (s *Server) builtinRoutes() []*route {
 			Summary: "Check whether a mint is set up",
 			Description: "Reports whether the transfer queue of (mint, validator) exists on base and is delegated. When it is, the server " +
 				"also nudges the queue's crank in the background.",
-			Errors: []ErrorDoc{eValidation, eCluster, rpcErr("Failed to fetch transfer queue account")}},
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, rpcErr("Failed to fetch transfer queue account")}},
 			func(ctx context.Context, req *payments.MintInitializationRequest, _ auth.Bearer) (*payments.MintInitializationResponse, error) {
 				return svc.IsMintInitialized(ctx, req)
 			}),
@@ -130,7 +144,7 @@ func (s *Server) builtinRoutes() []*route {
 			Summary: "Crank a transfer queue",
 			Description: "Sends one ESPL 17 (ensureTransferQueueCrank) transaction, signed by a throw-away key, to the cluster's crank RPC " +
 				"so queued private payouts are paid. Clients call it after private payments as a best-effort nudge.",
-			Errors: []ErrorDoc{eValidation, eCluster,
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, eHalted,
 				{400, payments.CodeTransferQueueNotInitialized, "Transfer queue is not initialized and delegated"},
 				rpcErr("Failed to ensure transfer queue crank"), rpcErr("Failed to fetch transfer queue account")}},
 			func(ctx context.Context, req *payments.TransferQueueEnsureCrankRequest, _ auth.Bearer) (*payments.TransferQueueEnsureCrankResponse, error) {
@@ -142,7 +156,7 @@ func (s *Server) builtinRoutes() []*route {
 			Description: "Builds the rollup transaction (ESPL 5) that commits the payer's ephemeral ATA and hands it back to base. " +
 				"It goes to the rollup node the account is delegated to (found with the delegation router), given as sendRpcEndpoint. " +
 				"A bearer token, if any, must be bound to payer.",
-			Errors: []ErrorDoc{eValidation, eCluster, eMintNotFound, eTokenProgram, eBlockhash,
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, eHalted, eMintNotFound, eTokenProgram, eBlockhash, eVerifyToken,
 				{400, payments.CodeEphemeralEndpointUnresolved, "Ephemeral RPC endpoint cannot be retrieved"},
 				{400, payments.CodeValidatorMismatch, "Payer and ephemeral ATA are delegated to different validators"},
 				rpcErr("Failed to fetch delegation record(s)"), eAuthToken, eIdentity}},
@@ -151,7 +165,7 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: get, Path: "/v1/spl/balance", Query: true, ID: "getBalance", Tag: "SPL",
 			Summary:     "Get a base-layer balance",
 			Description: "The amount in the wallet's associated token account on base, in base units (\"0\" when the account does not exist).",
-			Errors:      []ErrorDoc{eValidation, eCluster, eMintNotFound, eTokenProgram, rpcErr("Failed to fetch token balance")}},
+			Errors:      []ErrorDoc{eValidation, eCluster, eUpstream, eMintNotFound, eTokenProgram, rpcErr("Failed to fetch token balance")}},
 			func(ctx context.Context, req *payments.BalanceRequest, _ auth.Bearer) (*payments.BalanceResponse, error) {
 				return svc.Balance(ctx, req)
 			}),
@@ -159,10 +173,11 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: get, Path: "/v1/spl/private-balance", Query: true, ID: "getPrivateBalance", Tag: "SPL", Auth: AuthRequired,
 			Summary: "Get a rollup (private) balance",
 			Description: "The wallet's balance as the ephemeral rollup sees it, when its ephemeral ATA is delegated to the cluster's rollup " +
-				"(\"0\" when it is not delegated). Requires a bearer token bound to address: a missing Authorization header is a 422, " +
-				"a malformed one a 400 MISSING_AUTH_TOKEN.",
-			Errors: []ErrorDoc{eValidation, eCluster, eMintNotFound, eTokenProgram,
-				{400, auth.CodeMissingAuthToken, "authToken is required for private balance"}, eAuthToken, eIdentity,
+				"(\"0\" when it is not delegated). Requires a bearer token verified for address: one this server issued for the cluster, " +
+				"or on a *-private cluster one its TEE rollup issued and accepts. A missing Authorization header is a 422, a malformed " +
+				"one a 400 MISSING_AUTH_TOKEN; any other token (unsigned, forged, expired, foreign, mock) a 401, another wallet's a 403.",
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, eMintNotFound, eTokenProgram,
+				{400, auth.CodeMissingAuthToken, "authToken is required for private balance"}, eAuthToken, eIdentity, eVerifyToken,
 				{400, payments.CodeEATADelegatedElsewhere, "eATA is delegated to a different validator"},
 				rpcErr("Failed to fetch token balance"), rpcErr("Failed to fetch delegation record(s)")}},
 			svc.PrivateBalance),
@@ -172,7 +187,7 @@ func (s *Server) builtinRoutes() []*route {
 			Description: "Builds the two transactions that create (or update) a handle's stealth pool: setupTransaction (ESPL 22, base, send " +
 				"and confirm first) and the rollup update (ESPL 21, the top-level fields, sent with the bearer token). Private base-to-base " +
 				"transfers can then use the handle as `to`. Requires a bearer token (bound to payer or authority, if bound).",
-			Errors: []ErrorDoc{eValidation, eCluster, eBlockhash,
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, eHalted, eBlockhash, eVerifyToken,
 				{400, auth.CodeMissingAuthToken, "authToken is required to initialize stealth pool destinations inside the ER"},
 				{400, payments.CodeInvalidStealthHandle, "handle must be between 1 and 255 UTF-8 bytes"},
 				{400, payments.CodeInvalidPublicKey, "Invalid destinations[<i>]"}, eAuthToken, eIdentity}},
@@ -181,7 +196,7 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: get, Path: "/v1/spl/stealth-pool", Query: true, ID: "getStealthPool", Tag: "SPL",
 			Summary:     "Check a stealth pool",
 			Description: "The handle's pool address and whether it exists on base. Destinations are never returned.",
-			Errors:      []ErrorDoc{eValidation, eCluster, rpcErr("Failed to fetch stealth pool account")}},
+			Errors:      []ErrorDoc{eValidation, eCluster, eUpstream, rpcErr("Failed to fetch stealth pool account")}},
 			func(ctx context.Context, req *payments.StealthPoolStatusRequest, _ auth.Bearer) (*payments.StealthPoolStatusResponse, error) {
 				return svc.StealthPoolStatus(ctx, req)
 			}),
@@ -189,10 +204,11 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: post, Path: "/v1/transaction/send", ID: "sendTransaction", Tag: "Transaction", Auth: AuthOptional,
 			Summary: "Send a signed transaction",
 			Description: "Submits a signed transaction to the base layer or the ephemeral rollup (sendTo, from the build response), " +
-				"with preflight at \"confirmed\"; ephemeral sends carry the bearer token as ?token=. With confirm, waits until the " +
+				"with preflight at \"confirmed\". A bearer token must verify; a token the cluster's TEE rollup issued goes to that " +
+				"rollup (and nowhere else) as ?token=. sendRpcEndpoint must be a configured or allowed endpoint. With confirm, waits until the " +
 				"transaction is confirmed or its blockhash expires (lastValidBlockHeight). A request that breaks a rule " +
 				"(confirm without recentBlockhash/lastValidBlockHeight, sendRpcEndpoint with sendTo base) is a 422.",
-			Errors: []ErrorDoc{eValidation, eCluster,
+			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, eHalted, eVerifyToken,
 				{400, submit.CodeInvalidTransaction, "transactionBase64 must be valid base64"},
 				{400, submit.CodeTransactionTooLarge, "Serialized transaction exceeds 1232 bytes"},
 				{400, submit.CodeTransactionFailed, "Transaction failed (details.err is the TransactionError)"},

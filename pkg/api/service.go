@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
@@ -122,15 +123,43 @@ func (s *Service) Close() error {
 
 // HealthResponse is GET /health.
 type HealthResponse struct {
-	Status string `json:"status" validate:"enum=ok" doc:"Always ok."`
+	Status string `json:"status" validate:"enum=ok|halted" doc:"ok while the server can build and send; halted when a ledger it serves stopped accepting writes (the answer is then a 503)."`
+	// Reason says which ledger halted and why (only when halted).
+	Reason string `json:"reason,omitempty" doc:"Which ledger halted and why (only when halted)."`
+	// Ledgers are the embedded ledgers and their state (only when halted:
+	// a healthy answer is the hosted API's {"status":"ok"}).
+	Ledgers []HealthStatus `json:"ledgers,omitempty" doc:"The embedded ledgers and their state (only when halted)."`
 }
 
-// Health reports that the server is up.
-func (s *Service) Health(context.Context) *HealthResponse { return &HealthResponse{Status: "ok"} }
+// Health reports whether the server can build and send: ok, or halted
+// with the reason when a ledger it serves stopped accepting writes (local
+// mode: the embedded ledgers; a gateway reports only itself).
+func (s *Service) Health(context.Context) *HealthResponse {
+	ledgers := s.clusters.Health()
+	var reasons []string
+	for _, l := range ledgers {
+		if l.Status != HealthOK {
+			reasons = append(reasons, l.Name+": "+l.Reason)
+		}
+	}
+	if reasons == nil {
+		return &HealthResponse{Status: HealthOK}
+	}
+	return &HealthResponse{Status: HealthHalted, Reason: strings.Join(reasons, "; "), Ledgers: ledgers}
+}
 
-// authenticate verifies a ferry-issued token (401) and returns b with the
-// token's subject as identity.
-func (s *Service) authenticate(b auth.Bearer) (auth.Bearer, error) { return s.auth.Authenticate(b) }
+// writable resolves a cluster for a build or a send: also 503
+// LEDGER_HALTED when a ledger behind it stopped accepting writes.
+func (s *Service) writable(name string) (*Cluster, error) {
+	cl, err := s.clusters.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Writable(); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
 
 // Challenge is GET /v1/spl/challenge: a login challenge from this server,
 // or from the TEE rollup's auth service on *-private clusters.
@@ -160,42 +189,41 @@ func (s *Service) Login(ctx context.Context, req *auth.LoginRequest) (*auth.Logi
 	if cl.Endpoints.TEE {
 		return s.auth.ProxyLogin(ctx, cl.Endpoints.Ephemeral, req)
 	}
-	return s.auth.Login(req.Pubkey, req.Challenge, req.Signature)
+	return s.auth.LoginFor(cl.Audience(), req.Pubkey, req.Challenge, req.Signature)
 }
 
 // Deposit is POST /v1/spl/deposit.
 func (s *Service) Deposit(ctx context.Context, req *payments.DepositRequest) (*payments.UnsignedTransaction, error) {
-	cl, err := s.clusters.Resolve(req.Cluster)
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
 	return s.planner.Deposit(ctx, cl.Chain(""), req)
 }
 
-// Transfer is POST /v1/spl/transfer. An ephemeral source needs a token
-// bound to from (if bound at all), which TEE rollups get for the blockhash.
+// Transfer is POST /v1/spl/transfer. A token, if given, must verify
+// (VerifyToken); with an ephemeral source it must be bound to from, and
+// a TEE rollup's token fetches that rollup's blockhash.
 func (s *Service) Transfer(ctx context.Context, req *payments.TransferRequest, tok auth.Bearer) (*payments.UnsignedTransaction, error) {
-	tok, err := s.authenticate(tok)
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	inner := tok.Token
+	if tok, err = s.VerifyToken(ctx, cl, tok); err != nil {
+		return nil, err
+	}
 	if req.FromBalance == payments.Ephemeral {
-		if inner, err = tok.For(req.From); err != nil {
+		if _, err = tok.For(req.From); err != nil {
 			return nil, err
 		}
 	}
-	cl, err := s.clusters.Resolve(req.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	return s.planner.Transfer(ctx, cl.Chain(inner), req)
+	return s.planner.Transfer(ctx, cl.Chain(rollupToken(tok)), req)
 }
 
 // Withdraw is POST /v1/spl/withdraw (a bearer token is accepted and, as on
 // the hosted API, ignored).
 func (s *Service) Withdraw(ctx context.Context, req *payments.WithdrawRequest) (*payments.UnsignedTransaction, error) {
-	cl, err := s.clusters.Resolve(req.Cluster)
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +232,7 @@ func (s *Service) Withdraw(ctx context.Context, req *payments.WithdrawRequest) (
 
 // InitializeMint is POST /v1/spl/initialize-mint.
 func (s *Service) InitializeMint(ctx context.Context, req *payments.InitializeMintRequest) (*payments.InitializeMintResponse, error) {
-	cl, err := s.clusters.Resolve(req.Cluster)
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +259,7 @@ func (s *Service) IsMintInitialized(ctx context.Context, req *payments.MintIniti
 // EnsureCrank is POST /v1/spl/transfer-queue/ensure-crank: send one
 // ESPL 17 crank to the cluster's crank RPC now.
 func (s *Service) EnsureCrank(ctx context.Context, req *payments.TransferQueueEnsureCrankRequest) (*payments.TransferQueueEnsureCrankResponse, error) {
-	cl, err := s.clusters.Resolve(req.Cluster)
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -250,22 +278,20 @@ func (s *Service) EnsureCrank(ctx context.Context, req *payments.TransferQueueEn
 }
 
 // UndelegateEphemeralATA is POST /v1/spl/undelegate-ephemeral-ata. A
-// bearer token, if any, must be bound to payer.
+// bearer token, if any, must verify and be bound to payer.
 func (s *Service) UndelegateEphemeralATA(ctx context.Context, req *payments.UndelegateEphemeralATARequest, tok auth.Bearer) (*payments.UndelegateEphemeralATAResponse, error) {
-	tok, err := s.authenticate(tok)
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := tok.For(req.Payer)
-	if err != nil {
+	if tok, err = s.VerifyToken(ctx, cl, tok); err != nil {
 		return nil, err
 	}
-	cl, err := s.clusters.Resolve(req.Cluster)
-	if err != nil {
+	if _, err := tok.For(req.Payer); err != nil {
 		return nil, err
 	}
 	ch := cl.Chain("")
-	ch.token = inner // the resolved node may be a TEE whatever the cluster
+	ch.token = rollupToken(tok) // sent only to the cluster's own rollup
 	return s.planner.UndelegateEphemeralATA(ctx, ch, req)
 }
 
@@ -279,42 +305,54 @@ func (s *Service) Balance(ctx context.Context, req *payments.BalanceRequest) (*p
 }
 
 // PrivateBalance is GET /v1/spl/private-balance: the balance on the
-// rollup. The token (required by the REST route, absent for MCP tools, as
-// on the hosted API) must be bound to address if bound at all.
+// rollup, for the wallet a verified token names (REST and MCP alike: a
+// missing token is 401 MISSING_AUTH_TOKEN here; the REST route answers
+// the hosted API's 422 before). On ferry's own rollup the read runs as
+// that wallet (auth.WithVerifiedWallet), through the rollup's read filter;
+// on a TEE cluster it carries the rollup's token, and the rollup filters.
 func (s *Service) PrivateBalance(ctx context.Context, req *payments.BalanceRequest, tok auth.Bearer) (*payments.BalanceResponse, error) {
-	tok, err := s.authenticate(tok)
-	if err != nil {
-		return nil, err
+	if !tok.Present {
+		return nil, apierr.New(http.StatusUnauthorized, auth.CodeMissingAuthToken,
+			"authToken is required for private balance: send Authorization: Bearer <token> (from /v1/spl/login)")
 	}
-	inner, err := tok.For(req.Address)
-	if err != nil {
-		return nil, err
+	if !tok.OK() {
+		return nil, apierr.BadRequest(auth.CodeMissingAuthToken, "authToken is required for private balance")
 	}
 	cl, err := s.clusters.Resolve(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	ch := cl.Chain(inner)
+	if tok, err = s.VerifyToken(ctx, cl, tok); err != nil {
+		return nil, err
+	}
+	if _, err := tok.For(req.Address); err != nil {
+		return nil, err
+	}
+	if tok.Identity != "" {
+		ctx = auth.WithVerifiedWallet(ctx, tok.Identity)
+	}
+	ch := cl.Chain(rollupToken(tok))
 	return s.planner.PrivateBalance(ctx, ch, ch, req)
 }
 
-// StealthPool is POST /v1/spl/stealth-pool. The token must be bound to the
-// payer or the authority if bound at all; on TEE clusters it fetches the
-// rollup blockhash.
+// StealthPool is POST /v1/spl/stealth-pool. The token (required) must
+// verify and be bound to the payer or the authority; on TEE clusters it
+// fetches the rollup blockhash.
 func (s *Service) StealthPool(ctx context.Context, req *payments.StealthPoolRequest, tok auth.Bearer) (*payments.StealthPoolResponse, error) {
-	tok, err := s.authenticate(tok)
+	if !tok.OK() {
+		return nil, apierr.BadRequest(auth.CodeMissingAuthToken, "authToken is required to initialize stealth pool destinations inside the ER")
+	}
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := tok.ForAny(req.Payer, req.Authority)
-	if err != nil {
+	if tok, err = s.VerifyToken(ctx, cl, tok); err != nil {
 		return nil, err
 	}
-	cl, err := s.clusters.Resolve(req.Cluster)
-	if err != nil {
+	if _, err := tok.ForAny(req.Payer, req.Authority); err != nil {
 		return nil, err
 	}
-	return s.planner.StealthPool(ctx, cl.Chain(inner), req)
+	return s.planner.StealthPool(ctx, cl.Chain(rollupToken(tok)), req)
 }
 
 // StealthPoolStatus is GET /v1/spl/stealth-pool.
@@ -326,19 +364,19 @@ func (s *Service) StealthPoolStatus(ctx context.Context, req *payments.StealthPo
 	return s.planner.StealthPoolStatus(ctx, cl.Chain(""), req)
 }
 
-// Send is POST /v1/transaction/send. The inner token goes to ephemeral
-// sends as ?token=.
+// Send is POST /v1/transaction/send. A token, if any, must verify; only a
+// token the cluster's TEE rollup issued is forwarded, as ?token=, and only
+// to that rollup (never to another sendRpcEndpoint).
 func (s *Service) Send(ctx context.Context, req *submit.Request, tok auth.Bearer) (*submit.Response, error) {
-	tok, err := s.authenticate(tok)
-	if err != nil {
-		return nil, err
-	}
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	cl, err := s.clusters.Resolve(req.Cluster)
+	cl, err := s.writable(req.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	return s.sender.Send(ctx, cl.SubmitEndpoints(), req, tok.Token)
+	if tok, err = s.VerifyToken(ctx, cl, tok); err != nil {
+		return nil, err
+	}
+	return s.sender.Send(ctx, cl.SubmitEndpoints(), req, rollupToken(tok))
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/ed25519"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -32,7 +33,8 @@ func TestWrappedSOLOnLocalnet(t *testing.T) {
 	h.settle()
 	srv := httptest.NewServer(h.srv)
 	t.Cleanup(srv.Close)
-	f := &flow{t: t, h: h, c: &hostedClient{t: t, base: srv.URL, hc: srv.Client()}, tokens: map[solana.PublicKey]string{}}
+	f := &flow{t: t, h: h, c: &hostedClient{t: t, base: srv.URL, hc: srv.Client()}, tokens: map[solana.PublicKey]string{},
+		keys: map[solana.PublicKey]ed25519.PrivateKey{}}
 	mint := spl.NativeMintID
 
 	payerKey, aliceKey := f.user("wsol payer", 0), f.user("wsol alice", 0)

@@ -87,6 +87,16 @@ const (
 	CodeConfig         = "CONFIG_ERROR"
 	CodeInvalidKey     = "INVALID_PUBLIC_KEY"
 	CodeInvalidCluster = "INVALID_CLUSTER"
+	// CodeUpstreamNotAllowed (400): a request named an upstream URL (a
+	// custom cluster, a sendRpcEndpoint) that the server is not allowed to
+	// contact: neither a configured endpoint nor one the operator allowed
+	// (ferry serve --allow-upstream). No connection was made.
+	CodeUpstreamNotAllowed = "UPSTREAM_NOT_ALLOWED"
+	// CodeLedgerHalted (503): a ledger of the request's cluster stopped
+	// accepting writes (its last commit failed, e.g. the disk is full), so
+	// a build or send could never land. GET /health says why; restart the
+	// server once the cause is fixed.
+	CodeLedgerHalted = "LEDGER_HALTED"
 )
 
 // Validation builds the 422 VALIDATION_ERROR body. When every issue is a

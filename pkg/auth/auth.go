@@ -9,15 +9,21 @@
 // ed25519 signature (base58) over the challenge's exact UTF-8 bytes, and
 // issues a token bound to the wallet: "<pubkey>.<jwt>", where the JWT is
 // signed with ed25519 ("EdDSA") by a server key kept in the data directory
-// (see LoadOrCreateKey) and carries the wallet as subject and an expiry
-// (TokenLifetime, default 30 days as in MagicBlock's SDK).
+// (see LoadOrCreateKey) and carries the wallet as subject, the cluster it
+// is for as audience and an expiry (TokenLifetime, default 30 days as in
+// MagicBlock's SDK). AuthenticateFor verifies all of it; any token this
+// server did not issue is refused.
 //
 // Against a TEE rollup (the *-private clusters) the rollup's own auth
 // service is the authority: Proxy forwards challenge and login to its
 // /auth/challenge and /auth/login with a 5 s timeout, and falls back to
-// mock values when the rollup is not a TEE (payments-api.md §4.2).
+// mock values when the rollup is not a TEE (payments-api.md §4.2); the
+// tokens it issues are verified by that rollup (VerifyUpstream), never
+// trusted as they are.
 //
 // Bearer parses the Authorization header and checks token binding.
+// WithVerifiedWallet carries a verified wallet to ferry's own rollup
+// in-process. docs/security.md describes the rules.
 package auth
 
 import (
@@ -37,6 +43,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
+	"github.com/ferry-sh/ferry/pkg/chainclient"
 )
 
 // ChallengeTitle is the first line of every login challenge.
@@ -88,6 +95,12 @@ type Config struct {
 	HTTPClient *http.Client
 	// UpstreamTimeout bounds one call to a TEE auth service (default 5 s).
 	UpstreamTimeout time.Duration
+	// UpstreamVerifyTTL is how long a rollup's acceptance of a token is
+	// reused by VerifyUpstream (default DefaultUpstreamVerifyTTL).
+	UpstreamVerifyTTL time.Duration
+	// MaxUpstreamVerified bounds the remembered acceptances (default
+	// DefaultMaxUpstreamVerified).
+	MaxUpstreamVerified int
 }
 
 // Service issues and checks login challenges and tokens. It is safe for
@@ -102,6 +115,8 @@ type Service struct {
 	now      func() time.Time
 	hc       *http.Client
 	upstream time.Duration
+
+	upstreamCache upstreamCache
 
 	mu      sync.Mutex
 	pending map[string]int // challenge → outstanding issues (same second, same wallet)
@@ -138,7 +153,14 @@ func New(cfg Config) (*Service, error) {
 		s.now = time.Now
 	}
 	if s.hc == nil {
-		s.hc = &http.Client{}
+		s.hc = &http.Client{CheckRedirect: chainclient.SameOriginRedirects}
+	}
+	s.upstreamCache = upstreamCache{ttl: cfg.UpstreamVerifyTTL, max: cfg.MaxUpstreamVerified, m: map[upstreamKey]upstreamEntry{}}
+	if s.upstreamCache.ttl <= 0 {
+		s.upstreamCache.ttl = DefaultUpstreamVerifyTTL
+	}
+	if s.upstreamCache.max <= 0 {
+		s.upstreamCache.max = DefaultMaxUpstreamVerified
 	}
 	if s.upstream <= 0 {
 		s.upstream = DefaultUpstreamTimeout
@@ -230,11 +252,18 @@ func ParseChallenge(c string) (ts time.Time, user string, ok bool) {
 	return time.Unix(sec, 0), user, true
 }
 
-// Login checks a signed challenge and issues a token bound to pubkey. The
-// challenge must have been issued by Challenge for pubkey, be unused and
-// younger than ChallengeTTL; signature is the base58 ed25519 signature of
-// its exact UTF-8 bytes by pubkey.
+// Login is LoginFor without an audience: the token passes Authenticate
+// but no AuthenticateFor.
 func (s *Service) Login(pubkey, challenge, signature string) (*LoginResponse, error) {
+	return s.LoginFor("", pubkey, challenge, signature)
+}
+
+// LoginFor checks a signed challenge and issues a token bound to pubkey
+// for audience (the aud claim: the cluster the token is for, see
+// AuthenticateFor). The challenge must have been issued by Challenge for
+// pubkey, be unused and younger than ChallengeTTL; signature is the base58
+// ed25519 signature of its exact UTF-8 bytes by pubkey.
+func (s *Service) LoginFor(audience, pubkey, challenge, signature string) (*LoginResponse, error) {
 	pk, err := base58.Decode(pubkey)
 	if err != nil || len(pk) != ed25519.PublicKeySize {
 		return nil, apierr.BadRequest(apierr.CodeInvalidKey, "Invalid pubkey")
@@ -258,7 +287,7 @@ func (s *Service) Login(pubkey, challenge, signature string) (*LoginResponse, er
 		return nil, apierr.New(http.StatusUnauthorized, CodeChallengeExpired, "challenge was not issued by this server, has expired or was already used; request a new one")
 	}
 	exp := now.Add(s.lifetime)
-	tok, err := s.issue(pubkey, now, exp)
+	tok, err := s.issue(pubkey, audience, now, exp)
 	if err != nil {
 		return nil, apierr.Internal(err)
 	}
@@ -270,6 +299,7 @@ func (s *Service) Login(pubkey, challenge, signature string) (*LoginResponse, er
 type Claims struct {
 	Issuer    string `json:"iss"`
 	Subject   string `json:"sub"`
+	Audience  string `json:"aud,omitempty"`
 	IssuedAt  int64  `json:"iat"`
 	ExpiresAt int64  `json:"exp"`
 	ID        string `json:"jti"`
@@ -283,14 +313,14 @@ type jwtHeader struct {
 
 var b64 = base64.RawURLEncoding
 
-// issue signs a JWT (EdDSA, RFC 8037) for subject.
-func (s *Service) issue(subject string, now, exp time.Time) (string, error) {
+// issue signs a JWT (EdDSA, RFC 8037) for subject and audience.
+func (s *Service) issue(subject, audience string, now, exp time.Time) (string, error) {
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return "", fmt.Errorf("issue token: %w", err)
 	}
 	h, _ := json.Marshal(jwtHeader{Alg: "EdDSA", Typ: "JWT", Kid: s.kid})
-	c, _ := json.Marshal(Claims{Issuer: Issuer, Subject: subject, IssuedAt: now.Unix(), ExpiresAt: exp.Unix(), ID: hex.EncodeToString(id[:])})
+	c, _ := json.Marshal(Claims{Issuer: Issuer, Subject: subject, Audience: audience, IssuedAt: now.Unix(), ExpiresAt: exp.Unix(), ID: hex.EncodeToString(id[:])})
 	signing := b64.EncodeToString(h) + "." + b64.EncodeToString(c)
 	return signing + "." + b64.EncodeToString(ed25519.Sign(s.key, []byte(signing))), nil
 }
@@ -335,17 +365,48 @@ func (s *Service) Verify(tok string) (*Claims, error) {
 	return &c, nil
 }
 
-// Authenticate verifies b when it carries a ferry-issued token: signature,
-// expiry, and (when bound) that the binding names the token's subject. A
-// ferry token sent unbound is treated as bound to its subject, so binding
-// checks (Bearer.For) still apply. Other tokens (a TEE rollup's, or opaque
-// test tokens) pass unverified, as on the hosted API: the rollup is their
-// authority. Failures are 401 INVALID_AUTH_TOKEN.
-func (s *Service) Authenticate(b Bearer) (Bearer, error) {
-	if !b.OK() || !IsFerryToken(b.Token) {
+// VerifyFor is Verify plus the audience: the token must have been issued
+// for audience (LoginFor). Failures are 401 INVALID_AUTH_TOKEN.
+func (s *Service) VerifyFor(tok, audience string) (*Claims, error) {
+	c, err := s.Verify(tok)
+	if err != nil {
+		return nil, err
+	}
+	if c.Audience != audience {
+		return nil, apierr.New(http.StatusUnauthorized, CodeInvalidAuthToken, "auth token was issued for another cluster; login again with this cluster")
+	}
+	return c, nil
+}
+
+// Authenticate verifies the ferry-issued token of b: signature, expiry,
+// and (when bound) that the binding names the token's subject. A ferry
+// token sent unbound is treated as bound to its subject, so binding checks
+// (Bearer.For) still apply. Any other token (an upstream rollup's, an
+// opaque string, an unsigned or foreign JWT) is refused: this server
+// cannot check it (see VerifyUpstream). Failures are 401
+// INVALID_AUTH_TOKEN. Without a well-formed token b comes back unchanged.
+func (s *Service) Authenticate(b Bearer) (Bearer, error) { return s.authenticate(b, nil) }
+
+// AuthenticateFor is Authenticate for a token that must have been issued
+// for audience (the request's cluster).
+func (s *Service) AuthenticateFor(b Bearer, audience string) (Bearer, error) {
+	return s.authenticate(b, &audience)
+}
+
+func (s *Service) authenticate(b Bearer, audience *string) (Bearer, error) {
+	if !b.OK() {
 		return b, nil
 	}
-	c, err := s.Verify(b.Token)
+	if !IsFerryToken(b.Token) {
+		return b, apierr.New(http.StatusUnauthorized, CodeInvalidAuthToken, "auth token was not issued by this server; login again")
+	}
+	var c *Claims
+	var err error
+	if audience != nil {
+		c, err = s.VerifyFor(b.Token, *audience)
+	} else {
+		c, err = s.Verify(b.Token)
+	}
 	if err != nil {
 		return b, err
 	}
@@ -354,5 +415,6 @@ func (s *Service) Authenticate(b Bearer) (Bearer, error) {
 	} else if b.Identity != c.Subject {
 		return b, apierr.New(http.StatusUnauthorized, CodeInvalidAuthToken, "auth token was issued to another wallet; login again")
 	}
+	b.Verified = true
 	return b, nil
 }

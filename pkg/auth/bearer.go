@@ -24,6 +24,14 @@ type Bearer struct {
 	// Token is the inner token, the only part ever forwarded to a rollup
 	// (as ?token=).
 	Token string
+	// Verified: Token passed Service.Authenticate(For) (a ferry token) or
+	// Service.VerifyUpstream (a rollup's token), and Identity is the
+	// wallet it was issued to ("" for an upstream token that names none).
+	Verified bool
+	// Upstream: Token was verified by the rollup that issued it (a TEE's
+	// auth service), not by this server. Only such tokens are ever
+	// forwarded, and only to that rollup.
+	Upstream bool
 }
 
 // ParseHeader parses an Authorization header value ("" when absent).

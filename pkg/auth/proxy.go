@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -114,7 +113,7 @@ func (s *Service) call(ctx context.Context, method, u string, body []byte, out a
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return false, upstreamError(http.StatusBadGateway, what+": "+err.Error())
+		return false, upstreamError(http.StatusBadGateway, what+": the auth endpoint is not a valid URL").Wrap(err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -135,7 +134,7 @@ func (s *Service) call(ctx context.Context, method, u string, body []byte, out a
 		if ctx.Err() != nil {
 			return false, apierr.New(http.StatusGatewayTimeout, apierr.CodeRPC, "Auth endpoint timed out")
 		}
-		return false, upstreamError(http.StatusBadGateway, what+": "+err.Error())
+		return false, upstreamError(http.StatusBadGateway, what+": auth endpoint unreachable").Wrap(err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		status := resp.StatusCode
@@ -156,7 +155,7 @@ func (s *Service) call(ctx context.Context, method, u string, body []byte, out a
 		return true, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return false, upstreamError(http.StatusBadGateway, fmt.Sprintf("%s: unexpected answer: %v", what, err))
+		return false, upstreamError(http.StatusBadGateway, what+": the auth service answered an unexpected JSON shape").Wrap(err)
 	}
 	return false, nil
 }

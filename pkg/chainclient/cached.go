@@ -262,11 +262,14 @@ type poolEntry struct {
 	c   *Cached
 }
 
-// NewPool returns a pool of at most max clients (default 64 when max <= 0),
+// DefaultPoolSize is the capacity of a Pool created with max <= 0.
+const DefaultPoolSize = 64
+
+// NewPool returns a pool of at most max clients (DefaultPoolSize when max <= 0),
 // each created with clientOpts and cacheOpts.
 func NewPool(max int, cacheOpts CacheOptions, clientOpts ...Option) *Pool {
 	if max <= 0 {
-		max = 64
+		max = DefaultPoolSize
 	}
 	return &Pool{max: max, cacheOpts: cacheOpts, clientOpts: clientOpts, lru: list.New(), m: map[string]*list.Element{}}
 }

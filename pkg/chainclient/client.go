@@ -43,8 +43,31 @@ type Option func(*Client)
 
 // WithHTTPClient makes the client send requests through hc (for custom
 // transports, proxies or tests). The default is a client sharing
-// http.DefaultTransport.
+// http.DefaultTransport. When hc has no CheckRedirect of its own the
+// client uses a copy of it with SameOriginRedirects.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// MaxRedirects bounds the redirects one request follows (all of them to
+// the same origin; see SameOriginRedirects).
+const MaxRedirects = 3
+
+// SameOriginRedirects is the redirect policy of every Client (an
+// http.Client CheckRedirect): a redirect is followed only to the same
+// scheme, host and port as the original request, at most MaxRedirects
+// times. A redirect elsewhere is not followed: the caller sees the 3xx
+// reply as an *HTTPError. An endpoint the server was allowed to reach must
+// not be able to send it elsewhere (a 303 to an internal address, say),
+// or carry a ?token= there.
+func SameOriginRedirects(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || !strings.EqualFold(req.URL.Host, first.Host) {
+		return http.ErrUseLastResponse
+	}
+	if len(via) > MaxRedirects {
+		return fmt.Errorf("stopped after %d redirects", MaxRedirects)
+	}
+	return nil
+}
 
 // WithTimeout bounds each request whose context has no deadline; 0 means no
 // bound. The default is DefaultTimeout.
@@ -69,7 +92,7 @@ func New(rawURL string, opts ...Option) (*Client, error) {
 	u.RawQuery = q.Encode()
 	c := &Client{
 		endpoint: u.String(),
-		hc:       &http.Client{},
+		hc:       &http.Client{CheckRedirect: SameOriginRedirects},
 		timeout:  DefaultTimeout,
 		maxBytes: DefaultMaxResponseBytes,
 		agent:    "ferry",
@@ -77,6 +100,11 @@ func New(rawURL string, opts ...Option) (*Client, error) {
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.hc.CheckRedirect == nil {
+		hc := *c.hc
+		hc.CheckRedirect = SameOriginRedirects
+		c.hc = &hc
 	}
 	c.setToken(token)
 	return c, nil
@@ -124,28 +152,58 @@ type RPCError struct {
 
 func (e *RPCError) Error() string { return fmt.Sprintf("RPC %d: %s", e.Code, e.Message) }
 
+// CodeAccessDenied is the JSON-RPC error a rollup that filters reads (a
+// TEE rollup, or ferry's local one) answers for a private account read
+// without the token of a wallet allowed to see it.
+const CodeAccessDenied = -32090
+
+// IsAccessDenied reports whether err is a read the node refused because
+// the account is private (CodeAccessDenied).
+func IsAccessDenied(err error) bool {
+	var re *RPCError
+	return errors.As(err, &re) && re.Code == CodeAccessDenied
+}
+
 // HTTPError is a non-2xx HTTP reply that carried no JSON-RPC error object
-// (rate limiting, a proxy error page, a 503 during maintenance).
+// (rate limiting, a proxy error page, a 503 during maintenance). Its
+// message names only the status: the body is the upstream's, and error
+// messages end up in API responses.
 type HTTPError struct {
 	StatusCode int
-	// Body is the start of the response body, for diagnostics.
+	// Body is the start of the response body, for diagnostics; it is not
+	// part of the message.
 	Body string
 }
 
 func (e *HTTPError) Error() string {
-	msg := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Body != "" {
-		msg += ": " + e.Body
-	}
-	return msg
+	return fmt.Sprintf("upstream answered HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 }
 
+// UnreachableMessage is the message of every TransportError.
+const UnreachableMessage = "upstream unreachable"
+
 // TransportError means the request did not complete: the server could not
-// be reached, the connection broke, or the context ended.
+// be reached, the connection broke, or the context ended. Its message is
+// always UnreachableMessage, whatever the cause (refused, timed out, no
+// such host), so that an API reporting it cannot be used to scan ports;
+// the cause is Err (errors.Is/As see it).
 type TransportError struct{ Err error }
 
-func (e *TransportError) Error() string { return e.Err.Error() }
+func (e *TransportError) Error() string { return UnreachableMessage }
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// ResponseError is a reply that is not a JSON-RPC response (an HTML error
+// page, say). Its message does not quote the body.
+type ResponseError struct {
+	// Body is the start of the response body, for diagnostics.
+	Body string
+	Err  error
+}
+
+func (e *ResponseError) Error() string {
+	return "upstream answered something that is not a JSON-RPC response"
+}
+func (e *ResponseError) Unwrap() error { return e.Err }
 
 // request is the JSON-RPC request envelope.
 type request struct {
@@ -239,7 +297,7 @@ func (c *Client) CallRaw(ctx context.Context, method string, params any) (json.R
 		return nil, c.errorf(method, "%w", &HTTPError{StatusCode: resp.StatusCode, Body: snippet(data)})
 	}
 	if jerr != nil {
-		return nil, c.errorf(method, "decode response: %w (body %q)", jerr, snippet(data))
+		return nil, c.errorf(method, "decode response: %w", &ResponseError{Body: snippet(data), Err: jerr})
 	}
 	if len(env.Result) == 0 {
 		env.Result = json.RawMessage("null")

@@ -515,6 +515,9 @@ func TestErrorMapping(t *testing.T) {
 		if !errors.As(err, &he) || he.StatusCode != 503 || !strings.Contains(he.Body, "upstream overloaded retry later") {
 			t.Fatalf("err = %#v", err)
 		}
+		if strings.Contains(err.Error(), "overloaded") || !strings.HasSuffix(err.Error(), ": upstream answered HTTP 503 Service Unavailable") {
+			t.Errorf("the body is in the message: %q", err)
+		}
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("token leaked: %q", err)
 		}
@@ -554,8 +557,12 @@ func TestErrorMapping(t *testing.T) {
 		defer srv.Close()
 		c, _ := New(srv.URL)
 		_, err := c.GetSlot(testCtx, "")
-		if err == nil || !strings.Contains(err.Error(), "decode response") || !strings.Contains(err.Error(), "<html>hi</html>") {
+		var re *ResponseError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), "decode response") || re.Body != "<html>hi</html>" {
 			t.Errorf("err = %v", err)
+		}
+		if strings.Contains(err.Error(), "html") {
+			t.Errorf("the body is in the message: %v", err)
 		}
 	})
 	t.Run("wrong result type", func(t *testing.T) {

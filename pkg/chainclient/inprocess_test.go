@@ -88,7 +88,8 @@ func TestHandlerTransportPanicAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var te *TransportError
-	if _, err := c.GetSlot(testCtx, ""); !errors.As(err, &te) || !strings.Contains(err.Error(), "panicked: boom") {
+	if _, err := c.GetSlot(testCtx, ""); !errors.As(err, &te) || !strings.Contains(te.Err.Error(), "panicked: boom") ||
+		strings.Contains(err.Error(), "boom") {
 		t.Fatalf("panic: err = %v", err)
 	}
 

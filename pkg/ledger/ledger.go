@@ -69,6 +69,8 @@ type Ledger struct {
 	// failed mirrors failure != nil so the hot path checks health without
 	// taking mu.
 	failed atomic.Bool
+	// commitFault, when set, fails every commit (FailCommits).
+	commitFault atomic.Pointer[error]
 
 	qmu     sync.Mutex
 	queue   []*pending
@@ -488,7 +490,7 @@ func (l *Ledger) persist() {
 		if failed {
 			continue
 		}
-		if err := l.store.commit(f); err != nil {
+		if err := l.commit(f); err != nil {
 			l.log.Error("ledger halted: cannot persist slot", "slot", f.block.Slot, "err", err)
 			l.mu.Lock()
 			l.failure = err

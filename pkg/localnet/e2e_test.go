@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +68,9 @@ func openRPCWorld(t testing.TB, cfg localnet.Config, clock *fakeClock) *rpcWorld
 		}
 		return chainclient.NewCached(c, chainclient.CacheOptions{BlockhashTTL: -1})
 	}
+	// The rollup hides private accounts; readers prove who they are with
+	// ?token=testToken(wallet).
+	p.SetTokenVerifier(testVerifier)
 	w := &rpcWorld{t: t, ctx: ctx, p: p, clock: clock, base: client(baseSrv.URL), er: client(erSrv.URL),
 		planner: &payments.Planner{Cache: espl.NewCache(1024)}}
 	w.chain = &payments.RPCChain{Base: w.base, Ephemeral: w.er, Kind: cluster.Local}
@@ -205,8 +209,32 @@ func (w *rpcWorld) ata(owner solana.PublicKey) solana.PublicKey {
 	return spl.AssociatedTokenAddress(owner, w.mint, spl.TokenProgramID)
 }
 
+// testTokenPrefix marks the tokens testVerifier accepts.
+const testTokenPrefix = "test-token-for:"
+
+// testToken is a token of wallet that testVerifier accepts.
+func testToken(wallet solana.PublicKey) string { return testTokenPrefix + wallet.String() }
+
+// testVerifier stands in for ferry serve's token check.
+func testVerifier(tok string) (string, error) {
+	w, ok := strings.CutPrefix(tok, testTokenPrefix)
+	if !ok {
+		return "", errors.New("not a test token")
+	}
+	return w, nil
+}
+
+// as is the rollup client with the token of wallet.
+func (w *rpcWorld) as(wallet solana.PublicKey) *chainclient.Cached {
+	return chainclient.NewCached(w.er.Client.WithToken(testToken(wallet)), chainclient.CacheOptions{BlockhashTTL: -1})
+}
+
 // balance reads owner's ATA through getTokenAccountBalance (0 if absent).
+// On the rollup it reads as owner (the ATA is private there).
 func (w *rpcWorld) balance(c *chainclient.Cached, owner solana.PublicKey) (uint64, error) {
+	if c == w.er {
+		c = w.as(owner)
+	}
 	a, err := c.GetAccountInfo(w.ctx, w.ata(owner), chainclient.Confirmed)
 	if err != nil || a == nil {
 		return 0, err
@@ -257,7 +285,8 @@ func (w *rpcWorld) deposit(k ed25519.PrivateKey, amount int64) {
 func (w *rpcWorld) queueEntries() []espl.QueuedTransfer {
 	w.t.Helper()
 	q, _ := espl.FindTransferQueue(w.mint, w.p.Identity())
-	a, err := w.er.GetAccountInfo(w.ctx, q, chainclient.Confirmed)
+	// The queue is private to the validator (its permission's member).
+	a, err := w.as(w.p.Identity()).GetAccountInfo(w.ctx, q, chainclient.Confirmed)
 	if err != nil || a == nil {
 		w.t.Fatalf("queue on the rollup: %v", err)
 	}
@@ -312,7 +341,7 @@ func TestEndToEndOverRPC(t *testing.T) {
 			t.Fatalf("is-mint-initialized: queue %+v %v", a, err)
 		}
 		w.waitFor("the queue on the rollup", func() (bool, error) {
-			a, err := w.er.GetAccountInfo(w.ctx, queue, chainclient.Confirmed)
+			a, err := w.as(w.p.Identity()).GetAccountInfo(w.ctx, queue, chainclient.Confirmed)
 			return a != nil && a.Owner == espl.ProgramID, err
 		})
 		var st chainclient.DelegationStatus

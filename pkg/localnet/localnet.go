@@ -119,13 +119,15 @@ type Pair struct {
 	// through transactions (the bridge owns the privileged writes).
 	Base, Ephemeral *ledger.Ledger
 	// BaseRPC and EphemeralRPC are their JSON-RPC handlers. The ephemeral
-	// one answers getIdentity with the validator identity and adds
+	// one answers getIdentity with the validator identity, adds
 	// MagicBlock's getBlockhashForAccounts, getDelegationStatus and
-	// getRoutes.
+	// getRoutes, and hides private accounts as a TEE rollup does (see
+	// SetTokenVerifier).
 	BaseRPC, EphemeralRPC *rpcserver.Handler
 
 	cfg      Config
 	identity ed25519.PrivateKey
+	private  *privateReads
 	bridge   *bridge
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -200,8 +202,9 @@ func Open(cfg Config) (*Pair, error) {
 		return nil, fmt.Errorf("open localnet: %w", err)
 	}
 	p := &Pair{Base: base, Ephemeral: er, cfg: cfg, identity: id, done: make(chan struct{})}
+	p.private = &privateReads{p: p, cache: espl.NewCache(PrivateCacheSize)}
 	p.BaseRPC = rpcserver.New(base, rpcserver.Options{Logger: cfg.Logger})
-	p.EphemeralRPC = rpcserver.New(er, rpcserver.Options{Logger: cfg.Logger})
+	p.EphemeralRPC = rpcserver.New(er, rpcserver.Options{Logger: cfg.Logger, ReadFilter: p.private.filter})
 	p.addEphemeralMethods()
 	p.bridge = newBridge(p)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -112,16 +112,23 @@ const (
 
 // client returns the RPC client of layer on cluster. On TEE clusters,
 // rollup reads carry the inner bearer token of the MCP request when it had
-// one, as the payments service's rollup reads do (api.Cluster.Chain); the
-// rollup checks it.
-func client(cl *api.Cluster, layer string, tok auth.Bearer) *chainclient.Client {
+// one and the rollup accepted it (api.Service.VerifyToken), as the
+// payments service's rollup reads do; no other token is ever forwarded.
+func (h *Handler) client(ctx context.Context, cl *api.Cluster, layer string, tok auth.Bearer) (*chainclient.Client, error) {
 	if layer != LayerEphemeral {
-		return cl.Base.Client
+		return cl.Base.Client, nil
 	}
-	if cl.Endpoints.TEE && tok.OK() {
-		return cl.Ephemeral.Client.WithToken(tok.Token)
+	if !cl.Endpoints.TEE || !tok.OK() {
+		return cl.Ephemeral.Client, nil
 	}
-	return cl.Ephemeral.Client
+	tok, err := h.svc.VerifyToken(ctx, cl, tok)
+	if err != nil {
+		return nil, err
+	}
+	if tok.Upstream {
+		return cl.Ephemeral.Client.WithToken(tok.Token), nil
+	}
+	return cl.Ephemeral.Client, nil
 }
 
 // rpcError is the REST API's 502 RPC_ERROR for a failed upstream read,
@@ -164,7 +171,10 @@ func (h *Handler) getSlot(ctx context.Context, req *SlotRequest, tok auth.Bearer
 	if err != nil {
 		return nil, err
 	}
-	c := client(cl, layer, tok)
+	c, err := h.client(ctx, cl, layer, tok)
+	if err != nil {
+		return nil, err
+	}
 	slot, err := c.GetSlot(ctx, chainclient.Commitment(commitment))
 	if err != nil {
 		return nil, rpcError("Failed to fetch slot", err, map[string]any{"layer": layer})
@@ -261,7 +271,10 @@ func (h *Handler) signatureStatuses(ctx context.Context, req *SignatureStatusesR
 	if err != nil {
 		return nil, err
 	}
-	c := client(cl, layer, tok)
+	c, err := h.client(ctx, cl, layer, tok)
+	if err != nil {
+		return nil, err
+	}
 	sts, err := c.GetSignatureStatuses(ctx, sigs, req.SearchTransactionHistory != nil && *req.SearchTransactionHistory)
 	if err != nil {
 		return nil, rpcError("Failed to fetch signature statuses", err, map[string]any{"layer": layer})
@@ -321,7 +334,10 @@ func (h *Handler) getTransaction(ctx context.Context, req *TransactionRequest, t
 	if err != nil {
 		return nil, err
 	}
-	c := client(cl, layer, tok)
+	c, err := h.client(ctx, cl, layer, tok)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := c.GetTransaction(ctx, sig, chainclient.TransactionOptions{
 		Commitment: chainclient.Commitment(orDefault(req.Commitment, string(chainclient.Confirmed))),
 		Encoding:   orDefault(req.Encoding, "json"),

@@ -66,16 +66,22 @@
 //
 // # Authentication
 //
-// The hosted MCP tools run without a bearer token, and so do ferry's by
-// default: spl.transfer and spl.getPrivateBalance then read the rollup
-// without ?token=, which works on ferry's local cluster and on public
-// rollups but fails on TEE clusters (devnet-private, mainnet-private).
-// Unlike GET /v1/spl/private-balance, spl.getPrivateBalance therefore does
-// not require a token. A client that holds a login token can send it as the
-// Authorization header of its POST /mcp requests ("Bearer <pubkey>.<token>",
-// as for REST): spl.transfer, spl.getPrivateBalance and transaction.send
-// then apply it exactly as their REST routes do (a token bound to another
-// wallet is 403 TOKEN_IDENTITY_MISMATCH), and the chain tools pass it to a
-// TEE rollup they read. Tokens are never tool arguments, so they stay out
-// of the model's context, and no tool takes or returns a private key.
+// Tokens are never tool arguments, so they stay out of the model's
+// context: a client that holds a login token sends it as the Authorization
+// header of its POST /mcp requests ("Bearer <pubkey>.<token>", as for
+// REST), and the tools apply it exactly as their REST routes do.
+// spl.getPrivateBalance requires one (unlike the hosted MCP tool, which
+// takes none): without it the result is an error, 401
+// MISSING_AUTH_TOKEN; a token that does not verify (not issued by this
+// server for the cluster, or on a TEE cluster refused by its rollup;
+// unsigned, forged, expired, mock) is 401 INVALID_AUTH_TOKEN, and another
+// wallet's token 403 TOKEN_IDENTITY_MISMATCH. spl.transfer and
+// transaction.send check a token when one is sent, and the chain tools
+// pass a token the TEE rollup accepted to that rollup, and nowhere else.
+//
+// The cluster argument of every tool follows the REST API's outbound
+// rules: a custom URL must be a configured endpoint or one the operator
+// allowed (ferry serve --allow-upstream), else the result is an error,
+// 400 UPSTREAM_NOT_ALLOWED, and no connection is made. No tool takes or
+// returns a private key.
 package mcpserver

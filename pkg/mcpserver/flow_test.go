@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -21,8 +20,9 @@ import (
 // follows it with the balance and chain tools.
 func TestPaymentFlow(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("", nil)
 	aliceKey := seedKey("alice")
+	aliceToken := e.login(aliceKey)
+	cs := e.connect("", http.Header{"Authorization": {"Bearer " + aliceToken}})
 	alice, bob := pubOf(aliceKey), pubOf(seedKey("bob"))
 	e.fund(alice, 1_000_000)
 	e.fund(bob, 1)
@@ -40,10 +40,9 @@ func TestPaymentFlow(t *testing.T) {
 	if priv["balance"] != "0" || priv["location"] != "ephemeral" {
 		t.Errorf("private balance %v", priv)
 	}
-	// REST requires a bearer token here; an unbound one changes nothing on
-	// a non-TEE cluster.
+	// The same token on REST: the same answer.
 	r := e.do(http.MethodGet, "/v1/spl/private-balance"+queryOf(t, map[string]any{"address": alice.String(), "mint": mint}), "",
-		"Authorization", "Bearer some-token")
+		"Authorization", "Bearer "+aliceToken)
 	if !reflect.DeepEqual(asObject(t, json.RawMessage(r.Body)), priv) {
 		t.Errorf("REST private balance %s, tool %v", r.Body, priv)
 	}
@@ -188,32 +187,57 @@ func TestRoutesList(t *testing.T) {
 
 // TestBearerHeader: a token sent as the Authorization header of the MCP
 // HTTP requests is applied as on REST; the tools never take one as an
-// argument.
+// argument. spl.getPrivateBalance needs one that verifies for address.
 func TestBearerHeader(t *testing.T) {
 	e := newEnv(t)
-	alice, bob := pubOf(seedKey("alice")).String(), pubOf(seedKey("bob")).String()
-	boundToBob := fmt.Sprintf("Bearer %s.some-token", bob)
-	cs := e.connect("", http.Header{"Authorization": {boundToBob}})
+	aliceKey, bobKey := seedKey("alice"), seedKey("bob")
+	alice, bob := pubOf(aliceKey).String(), pubOf(bobKey).String()
+	aliceToken, bobToken := e.login(aliceKey), e.login(bobKey)
 	args := map[string]any{"address": alice, "mint": e.mint.String()}
+	transfer := map[string]any{"from": alice, "to": bob, "mint": e.mint.String(), "amount": 1, "visibility": "public",
+		"fromBalance": "ephemeral", "toBalance": "ephemeral"}
+	transferBody, _ := json.Marshal(transfer)
+
+	// Another wallet's valid token: 403, for the read and for a transfer
+	// from alice's rollup balance.
+	cs := e.connect("", http.Header{"Authorization": {"Bearer " + bobToken}})
 	te := failure(t, call(t, cs, mcpserver.ToolGetPrivateBalance, args))
 	if te.Status != http.StatusForbidden || te.Code != "TOKEN_IDENTITY_MISMATCH" {
 		t.Errorf("private balance with bob's token: %d %s", te.Status, te.Raw)
 	}
-	sameAsREST(t, te, e.do(http.MethodGet, "/v1/spl/private-balance"+queryOf(t, args), "", "Authorization", boundToBob))
-	transfer := map[string]any{"from": alice, "to": bob, "mint": e.mint.String(), "amount": 1, "visibility": "public",
-		"fromBalance": "ephemeral", "toBalance": "ephemeral"}
+	sameAsREST(t, te, e.do(http.MethodGet, "/v1/spl/private-balance"+queryOf(t, args), "", "Authorization", "Bearer "+bobToken))
 	te = failure(t, call(t, cs, mcpserver.ToolTransfer, transfer))
 	if te.Code != "TOKEN_IDENTITY_MISMATCH" {
 		t.Errorf("ephemeral transfer with bob's token: %s", te.Raw)
 	}
-	body, _ := json.Marshal(transfer)
-	sameAsREST(t, te, e.do(http.MethodPost, "/v1/spl/transfer", string(body), "Authorization", boundToBob))
-	// Bound to the right wallet, or absent: the read works.
-	for _, h := range []http.Header{{"Authorization": {fmt.Sprintf("Bearer %s.some-token", alice)}}, nil} {
-		cs := e.connect("", h)
-		if out := success(t, call(t, cs, mcpserver.ToolGetPrivateBalance, args), ""); out["balance"] != "0" {
-			t.Errorf("private balance with %v: %v", h, out)
+	sameAsREST(t, te, e.do(http.MethodPost, "/v1/spl/transfer", string(transferBody), "Authorization", "Bearer "+bobToken))
+
+	// No token: the private read is refused (the hosted tool takes none).
+	te = failure(t, call(t, e.connect("", nil), mcpserver.ToolGetPrivateBalance, args))
+	if te.Status != http.StatusUnauthorized || te.Code != "MISSING_AUTH_TOKEN" {
+		t.Errorf("private balance without a token: %d %s", te.Status, te.Raw)
+	}
+	// Tokens this server did not issue: 401, as on REST.
+	_, inner, _ := strings.Cut(aliceToken, ".")
+	claims := strings.Split(inner, ".")[1]
+	for name, bad := range map[string]string{
+		"opaque":           alice + ".some-token",
+		"mock":             alice + ".mock-auth-token",
+		"alg none":         alice + ".eyJhbGciOiJub25lIn0." + claims + ".",
+		"forged signature": alice + "." + strings.Join(strings.Split(inner, ".")[:2], ".") + "." + strings.Repeat("A", 86),
+		"rebound to alice": alice + "." + strings.SplitN(bobToken, ".", 2)[1],
+	} {
+		h := http.Header{"Authorization": {"Bearer " + bad}}
+		te := failure(t, call(t, e.connect("", h), mcpserver.ToolGetPrivateBalance, args))
+		if te.Status != http.StatusUnauthorized || te.Code != "INVALID_AUTH_TOKEN" {
+			t.Errorf("%s: %d %s", name, te.Status, te.Raw)
 		}
+		sameAsREST(t, te, e.do(http.MethodGet, "/v1/spl/private-balance"+queryOf(t, args), "", "Authorization", "Bearer "+bad))
+	}
+	// Alice's own token: the read works.
+	cs = e.connect("", http.Header{"Authorization": {"Bearer " + aliceToken}})
+	if out := success(t, call(t, cs, mcpserver.ToolGetPrivateBalance, args), ""); out["balance"] != "0" {
+		t.Errorf("private balance with alice's token: %v", out)
 	}
 	// No tool asks for a key or a token.
 	list, err := cs.ListTools(t.Context(), nil)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mr-tron/base58"
 
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
@@ -292,4 +293,22 @@ func loadExpectations(t *testing.T) *expectations {
 		t.Fatalf("parse expectations: %v", err)
 	}
 	return &x
+}
+
+// login runs the REST challenge/login flow for key and returns the bearer
+// token.
+func (e *env) login(key ed25519.PrivateKey) string {
+	e.t.Helper()
+	pk := pubOf(key).String()
+	var ch struct{ Challenge string }
+	if r := e.do(http.MethodGet, "/v1/spl/challenge?pubkey="+pk, ""); r.Status != 200 || json.Unmarshal(r.Body, &ch) != nil {
+		e.t.Fatalf("challenge: %d %s", r.Status, r.Body)
+	}
+	body, _ := json.Marshal(map[string]string{"pubkey": pk, "challenge": ch.Challenge,
+		"signature": base58.Encode(ed25519.Sign(key, []byte(ch.Challenge)))})
+	var lr struct{ Token string }
+	if r := e.do(http.MethodPost, "/v1/spl/login", string(body)); r.Status != 200 || json.Unmarshal(r.Body, &lr) != nil {
+		e.t.Fatalf("login: %d %s", r.Status, r.Body)
+	}
+	return lr.Token
 }

@@ -166,7 +166,8 @@ func (h *Handler) buildTools() []*tool {
 			}),
 		typed(ToolGetPrivateBalance, "Get Private Balance",
 			"Read the private balance when the eATA is delegated to the ephemeral RPC: address's token balance for mint as the "+
-				"ephemeral rollup sees it (\"0\" when not delegated).",
+				"ephemeral rollup sees it (\"0\" when not delegated). Needs the login token of address as the Authorization header "+
+				"of the MCP request (Bearer <token> from /v1/spl/login).",
 			readOnlyOpen, fixed[payments.BalanceRequest, payments.BalanceResponse](TextGetPrivateBalance),
 			svc.PrivateBalance),
 		typed(ToolInitializeMint, "Initialize Mint",

@@ -18,10 +18,11 @@ import (
 // API reports it.
 func TestWrappedSOLBalance(t *testing.T) {
 	e := newEnv(t)
-	cs := e.connect("", nil)
 	aliceKey := seedKey("wsol alice")
 	alice := pubOf(aliceKey)
 	e.fund(alice, 0)
+	// The private balance tool needs the owner's token.
+	cs := e.connect("", http.Header{"Authorization": {"Bearer " + e.login(aliceKey)}})
 	ata := spl.AssociatedTokenAddress(alice, spl.NativeMintID, spl.TokenProgramID)
 	if _, err := e.base.Faucet().Run(t.Context(), []txwire.Instruction{
 		spl.CreateAssociatedTokenAccount(e.base.Faucet().PublicKey(), alice, spl.NativeMintID, spl.TokenProgramID, true),

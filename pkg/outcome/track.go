@@ -314,6 +314,14 @@ func (t *Tracker) payouts(ctx context.Context, op Operation, res *Result) error 
 	var receipt espl.GroupReceipt
 	for tries := 0; ; tries++ {
 		a, err := t.Ephemeral.GetAccountInfo(ctx, receiptKey, chainclient.Confirmed)
+		if chainclient.IsAccessDenied(err) {
+			// The rollup shows a queued transfer's records only to its
+			// sender (as a TEE rollup does): without the sender's login
+			// token there is nothing to follow.
+			res.Status = Unknown
+			res.Message = fmt.Sprintf("confirmed; the rollup keeps the transfer's queue records private: log in as the sender %s (ferry login) to follow its payouts", op.Owner)
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -170,7 +170,10 @@ func (h *Handler) getAccountInfo(ctx context.Context, p Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, slot := h.l.Account(key, c)
+	a, slot, err := h.ReadAccount(ctx, key, c)
+	if err != nil {
+		return nil, err
+	}
 	if a == nil {
 		return h.wrap(slot, nil), nil
 	}
@@ -204,7 +207,10 @@ func (h *Handler) getMultipleAccounts(ctx context.Context, p Params) (any, error
 	if err != nil {
 		return nil, err
 	}
-	accts, slot := h.l.Accounts(keys, c)
+	accts, slot, err := h.ReadAccounts(ctx, keys, c)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*UIAccount, len(keys))
 	for i, a := range accts {
 		if a == nil {
@@ -229,13 +235,28 @@ func (h *Handler) getBalance(ctx context.Context, p Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.filter.Load() != nil {
+		a, slot, err := h.ReadAccount(ctx, key, c)
+		if err != nil {
+			return nil, err
+		}
+		var bal uint64
+		if a != nil {
+			bal = a.Lamports
+		}
+		return h.wrap(slot, bal), nil
+	}
 	bal, slot := h.l.Balance(key, c)
 	return h.wrap(slot, bal), nil
 }
 
-// tokenAccountAt reads and decodes a token account and its mint.
-func (h *Handler) tokenAccountAt(key solana.PublicKey, c ledger.Commitment) (spl.TokenAccount, spl.Mint, uint64, error) {
-	a, slot := h.l.Account(key, c)
+// tokenAccountAt reads (through the read filter) and decodes a token
+// account and its mint.
+func (h *Handler) tokenAccountAt(ctx context.Context, key solana.PublicKey, c ledger.Commitment) (spl.TokenAccount, spl.Mint, uint64, error) {
+	a, slot, err := h.ReadAccount(ctx, key, c)
+	if err != nil {
+		return spl.TokenAccount{}, spl.Mint{}, slot, err
+	}
 	if a == nil {
 		return spl.TokenAccount{}, spl.Mint{}, slot, InvalidParam("Invalid param: could not find account")
 	}
@@ -266,7 +287,7 @@ func (h *Handler) getTokenAccountBalance(ctx context.Context, p Params) (any, er
 	if err != nil {
 		return nil, err
 	}
-	ta, mint, slot, err := h.tokenAccountAt(key, c)
+	ta, mint, slot, err := h.tokenAccountAt(ctx, key, c)
 	if err != nil {
 		return nil, err
 	}
@@ -329,6 +350,7 @@ func (h *Handler) getTokenLargestAccounts(ctx context.Context, p Params) (any, e
 		return nil, err
 	}
 	accts, slot := h.l.TokenAccountsByMint(key, c)
+	accts = h.VisibleAccounts(ctx, accts)
 	slices.SortStableFunc(accts, func(a, b ledger.KeyedAccount) int {
 		x, y := spl.TokenAmountOf(a.Account.Data), spl.TokenAmountOf(b.Account.Data)
 		switch {
@@ -388,6 +410,7 @@ func (h *Handler) getTokenAccountsByOwner(ctx context.Context, p Params) (any, e
 		return nil, err
 	}
 	accts, slot := h.l.TokenAccountsByOwner(owner, f, c)
+	accts = h.VisibleAccounts(ctx, accts)
 	out := make([]uiKeyedAccount, len(accts))
 	for i, a := range accts {
 		ui, err := encodeAccount(a.Account, enc, cfg.DataSlice, h.mintReader(c))
@@ -601,6 +624,7 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 			if err != nil {
 				return nil, err
 			}
+			h.hideMeta(ctx, r, t)
 			if details == "accounts" {
 				list[i] = accountsOnly(t, r)
 			} else {
@@ -883,7 +907,12 @@ func (h *Handler) getTransaction(ctx context.Context, p Params) (any, error) {
 	if r == nil {
 		return Null, nil
 	}
-	return txWithMetaUI(r, enc, cfg.MaxSupportedTransactionVersion, true)
+	t, err := txWithMetaUI(r, enc, cfg.MaxSupportedTransactionVersion, true)
+	if err != nil {
+		return nil, err
+	}
+	h.hideMeta(ctx, r, t)
+	return t, nil
 }
 
 // decodeWireTx decodes sendTransaction/simulateTransaction's first
@@ -974,7 +1003,16 @@ func (h *Handler) sendTransaction(ctx context.Context, p Params) (any, error) {
 	}
 	sig, err := h.l.Send(ctx, raw, ledger.SendOptions{SkipPreflight: cfg.SkipPreflight, PreflightCommitment: pc})
 	if err != nil {
-		return nil, ledgerError(err)
+		err = ledgerError(err)
+		var e *Error
+		if u, ok := errorData(err, &e); ok && h.filter.Load() != nil {
+			if tx, derr := txwire.Decode(raw); derr == nil {
+				h.hideSimulated(ctx, tx.Message.AccountKeys, u)
+			} else {
+				u.PreTokenBalances, u.PostTokenBalances = nil, nil
+			}
+		}
+		return nil, err
 	}
 	return sig, nil
 }
@@ -1086,6 +1124,9 @@ func (h *Handler) simulateTransaction(ctx context.Context, p Params) (any, error
 		accounts = make([]*UIAccount, len(opts.Accounts))
 		for i, a := range r.Accounts {
 			if a != nil {
+				if err := h.CheckRead(ctx, opts.Accounts[i], a); err != nil {
+					return nil, err
+				}
 				if accounts[i], err = encodeAccount(a, accEnc, nil, h.mintReader(c)); err != nil {
 					return nil, err
 				}
@@ -1097,7 +1138,11 @@ func (h *Handler) simulateTransaction(ctx context.Context, p Params) (any, error
 	if tx != nil {
 		msg = &tx.Message
 	}
-	return h.wrap(r.Slot, simulateUI(r, accounts, cfg.InnerInstructions, msg)), nil
+	u := simulateUI(r, accounts, cfg.InnerInstructions, msg)
+	if msg != nil {
+		h.hideSimulated(ctx, msg.AccountKeys, u)
+	}
+	return h.wrap(r.Slot, u), nil
 }
 
 // --- node ---

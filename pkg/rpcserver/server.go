@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -90,6 +91,9 @@ type Options struct {
 	FeatureSet uint32
 	// Logger receives request errors (default: discard).
 	Logger *slog.Logger
+	// ReadFilter, if set, hides accounts from callers that may not see
+	// them (see ReadFilter and Handler.SetReadFilter).
+	ReadFilter ReadFilter
 }
 
 // Handler serves JSON-RPC for one ledger. It is an http.Handler; POST any
@@ -100,6 +104,7 @@ type Handler struct {
 	log     *slog.Logger
 	mu      sync.RWMutex
 	methods map[string]Method
+	filter  atomic.Pointer[ReadFilter]
 }
 
 // New returns a handler with every standard method registered.
@@ -117,6 +122,7 @@ func New(l *ledger.Ledger, o Options) *Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}}
+	h.SetReadFilter(o.ReadFilter)
 	h.registerStandard()
 	return h
 }
@@ -187,7 +193,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return // the client went away or timed out; nobody to answer
 	}
-	out := h.HandleBody(r.Context(), body)
+	ctx := r.Context()
+	if r.URL.RawQuery != "" {
+		ctx = WithRequestToken(ctx, r.URL.Query().Get("token"))
+	}
+	out := h.HandleBody(ctx, body)
 	if out == nil {
 		w.WriteHeader(http.StatusOK)
 		return

@@ -72,9 +72,15 @@ func buildGateway(o Options, s *Server) (*Node, error) {
 		pc.Router = urls[KeyRouter]
 		over.PerCluster[key] = pc
 	}
+	// The router's rollup nodes are the operator's: a send may name them.
+	trusted := make([]string, 0, len(routes))
+	for _, rt := range routes {
+		trusted = append(trusted, rt.FQDN)
+	}
 	clusters, err := api.NewClusters(api.ClustersConfig{
 		Default: o.Cluster, Overrides: over,
-		InProcess: map[string]http.Handler{urls[KeyRouter]: routerH},
+		InProcess:     map[string]http.Handler{urls[KeyRouter]: routerH},
+		AllowUpstream: o.AllowUpstream, TrustedUpstreams: trusted,
 	})
 	if err != nil {
 		return nil, err

@@ -133,9 +133,16 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		return nil, err
 	}
 	clusters, err := api.NewClusters(api.ClustersConfig{
-		Default:   string(cluster.Local),
-		Overrides: env.Overrides,
-		InProcess: map[string]http.Handler{urls[KeyRPC]: p.BaseRPC, urls[KeyEphemeral]: p.EphemeralRPC, urls[KeyRouter]: routerH},
+		Default:       string(cluster.Local),
+		Overrides:     env.Overrides,
+		InProcess:     map[string]http.Handler{urls[KeyRPC]: p.BaseRPC, urls[KeyEphemeral]: p.EphemeralRPC, urls[KeyRouter]: routerH},
+		AllowUpstream: o.AllowUpstream,
+		// Builds and sends on the local cluster answer 503 once a ledger
+		// halts (GET /health says why).
+		Health: map[string]api.HealthCheck{
+			urls[KeyRPC]:       {Name: "base ledger", Check: p.Base.Health},
+			urls[KeyEphemeral]: {Name: "ephemeral ledger", Check: p.Ephemeral.Health},
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -148,6 +155,11 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The rollup hides private accounts from everyone but their owners,
+	// who prove who they are with the token the API issued for the local
+	// cluster (kept valid across restarts by the key in the data dir).
+	svc := apiSrv.Service()
+	p.SetTokenVerifier(func(tok string) (string, error) { return svc.VerifyIssued(tok, string(cluster.Local)) })
 	for key, h := range map[string]http.Handler{KeyAPI: apiSrv, KeyRPC: p.BaseRPC, KeyEphemeral: p.EphemeralRPC, KeyRouter: routerH} {
 		if err := s.SetHandler(key, h); err != nil {
 			return nil, err

@@ -26,6 +26,10 @@ const (
 	DefaultRouterAddr    = "127.0.0.1:7800"
 )
 
+// DefaultHealthInterval is how often ferry serve checks whether its
+// ledgers still accept writes (Options.HealthInterval).
+const DefaultHealthInterval = time.Second
+
 // APIWriteTimeout is the payments API's write timeout: a send with
 // confirm waits up to a blockhash's lifetime (about 90 s on real
 // clusters) before it answers.
@@ -82,6 +86,20 @@ type Options struct {
 	// DevnetRoutes / MainnetRoutes).
 	Routes []chainclient.Route
 
+	// AllowUpstream are the URL patterns (cluster.AllowPattern:
+	// [scheme://]host[:port] globs) that requests may name as their
+	// cluster or sendRpcEndpoint besides the configured endpoints
+	// (--allow-upstream, FERRY_ALLOW_UPSTREAM). Anything else is 400
+	// UPSTREAM_NOT_ALLOWED.
+	AllowUpstream []string
+
+	// HealthInterval is how often the served ledgers' health is checked
+	// for the readiness line (DefaultHealthInterval).
+	HealthInterval time.Duration
+	// OnHealthChange, if set, is called when the API's health changes
+	// (a ledger halted), after the change is logged.
+	OnHealthChange func(*api.HealthResponse)
+
 	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
 	Logger          *slog.Logger
@@ -133,7 +151,10 @@ type Node struct {
 	// Local is the embedded pair and its handlers (nil in gateway mode).
 	Local *Local
 
-	start time.Time
+	start          time.Time
+	log            *slog.Logger
+	healthInterval time.Duration
+	onHealth       func(*api.HealthResponse)
 }
 
 // Build prepares the process of o without serving: it opens the ledgers
@@ -181,7 +202,10 @@ func Build(o Options) (*Node, error) {
 	if err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
-	n.start = start
+	n.start, n.log, n.healthInterval, n.onHealth = start, log, o.HealthInterval, o.OnHealthChange
+	if n.healthInterval <= 0 {
+		n.healthInterval = DefaultHealthInterval
+	}
 	return n, nil
 }
 
@@ -198,8 +222,12 @@ func setDefault(p *string, def string) {
 }
 
 // Run serves until ctx ends, then shuts down gracefully; Ready (if any)
-// is called with the node's Info once every endpoint serves.
+// is called with the node's Info once every endpoint serves. While it
+// serves, it watches the API's health and logs a readiness line (and
+// calls Options.OnHealthChange) when it changes.
 func (n *Node) Run(ctx context.Context, ready func(*Info)) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	n.Server.OnReady(func(urls map[string]string) {
 		n.Info.URLs = urls
 		n.Info.MCP = urls[KeyAPI] + mcpserver.Path
@@ -207,8 +235,38 @@ func (n *Node) Run(ctx context.Context, ready func(*Info)) error {
 		if ready != nil {
 			ready(n.Info)
 		}
+		go n.watchHealth(ctx)
 	})
 	return n.Server.Run(ctx)
+}
+
+// watchHealth reports every change of the API's health until ctx ends: a
+// halted ledger is logged as an error with its reason ("not ready"), a
+// recovery as "ready".
+func (n *Node) watchHealth(ctx context.Context) {
+	t := time.NewTicker(n.healthInterval)
+	defer t.Stop()
+	last := api.HealthOK
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h := n.API.Service().Health(ctx)
+		if h.Status == last || ctx.Err() != nil {
+			continue
+		}
+		last = h.Status
+		if h.Status == api.HealthOK {
+			n.log.Info("ready: every ledger accepts writes again")
+		} else {
+			n.log.Error("not ready: a ledger halted; builds and sends answer 503 LEDGER_HALTED until restart", "status", h.Status, "reason", h.Reason)
+		}
+		if n.onHealth != nil {
+			n.onHealth(h)
+		}
+	}
 }
 
 // Serve builds and runs the process of o until ctx ends.

@@ -157,11 +157,17 @@ type Endpoints struct {
 	// Ephemeral is the cluster's ephemeral RPC, without a token.
 	Ephemeral *chainclient.Client
 	// Dial returns a client for an explicit sendRpcEndpoint (a normalised
-	// URL without token). Nil means chainclient.New(url).
+	// URL without token). Nil means chainclient.New(url). An *apierr.Error
+	// it returns (an endpoint the server may not contact) is the answer.
 	Dial func(url string) (*chainclient.Client, error)
 	// FollowSettlement marks a cluster whose rollup validator is ferry's
 	// local one, whose evidence pkg/outcome reads (waitForOutcome).
 	FollowSettlement bool
+	// TokenAllowed, if set, says which endpoint URLs may receive the
+	// bearer token (the rollup that issued it); other ephemeral targets
+	// get none. Nil sends it to any ephemeral target (the CLI, whose user
+	// chose the endpoint).
+	TokenAllowed func(url string) bool
 }
 
 // Sender sends and confirms. Its zero value polls every
@@ -175,7 +181,8 @@ type Sender struct {
 
 // Target resolves where req goes: base, the explicit sendRpcEndpoint
 // (normalised), or the cluster's ephemeral RPC, with token as ?token= for
-// ephemeral sends. req must have passed Validate.
+// ephemeral sends to an endpoint ep.TokenAllowed accepts. req must have
+// passed Validate.
 func Target(ep Endpoints, req *Request, token string) (*chainclient.Client, error) {
 	if req.SendTo == Base {
 		if ep.Base == nil {
@@ -194,13 +201,17 @@ func Target(ep Endpoints, req *Request, token string) (*chainclient.Client, erro
 			dial = func(u string) (*chainclient.Client, error) { return chainclient.New(u) }
 		}
 		if c, err = dial(u); err != nil {
+			var ae *apierr.Error
+			if errors.As(err, &ae) {
+				return nil, ae
+			}
 			return nil, apierr.Validation(apierr.Issue{Code: "invalid_string", Message: "sendRpcEndpoint must be a valid http(s) URL", Path: []any{"sendRpcEndpoint"}})
 		}
 	}
 	if c == nil {
 		return nil, apierr.New(http.StatusInternalServerError, apierr.CodeConfig, "No ephemeral RPC endpoint is configured for this cluster")
 	}
-	if token != "" {
+	if token != "" && (ep.TokenAllowed == nil || ep.TokenAllowed(c.URL())) {
 		c = c.WithToken(token)
 	}
 	return c, nil
