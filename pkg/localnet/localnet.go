@@ -291,9 +291,9 @@ func (p *Pair) addEphemeralMethods() {
 		if err != nil {
 			return nil, err
 		}
-		k, err := solana.PublicKeyFromBase58(s)
+		k, err := rpcserver.ParsePubkey(s) // length-checked before decoding
 		if err != nil {
-			return nil, rpcserver.InvalidParams("Invalid param: %v", err)
+			return nil, err
 		}
 		return map[string]any{"isDelegated": p.delegatedToMe(k)}, nil
 	})
