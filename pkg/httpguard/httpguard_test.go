@@ -134,13 +134,12 @@ func capServer(t *testing.T, max int, h http.Handler) (*LimitListener, string) {
 func waitOpen(t *testing.T, l *LimitListener, n int) {
 	t.Helper()
 	for i := 0; i < 1000; i++ {
-		if open, _, _ := l.Stats(); open == n {
+		if l.Stats().Open == n {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	open, _, _ := l.Stats()
-	t.Fatalf("%d connections open, want %d", open, n)
+	t.Fatalf("%d connections open, want %d", l.Stats().Open, n)
 }
 
 // closed reports whether the server closed c (a read returns EOF or a
@@ -184,8 +183,8 @@ func TestLimitListenerEvictsIdleConnections(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("request on the new connection: %v %v", resp, err)
 	}
-	if open, refused, evicted := l.Stats(); open != 2 || refused != 0 || evicted != 1 {
-		t.Fatalf("stats: open %d refused %d evicted %d", open, refused, evicted)
+	if st := l.Stats(); st.Open != 2 || st.Refused != 0 || st.Evicted != 1 {
+		t.Fatalf("stats: %+v", st)
 	}
 }
 
@@ -227,8 +226,8 @@ func TestLimitListenerRefusesWhenAllBusy(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || string(body) != refusedBody {
 		t.Fatalf("refused connection: %d %q", resp.StatusCode, body)
 	}
-	if _, refused, evicted := l.Stats(); refused != 1 || evicted != 0 {
-		t.Fatalf("refused %d evicted %d", refused, evicted)
+	if st := l.Stats(); st.Refused != 1 || st.Evicted != 0 || st.Busy != 2 {
+		t.Fatalf("stats: %+v", st)
 	}
 	close(release)
 	wg.Wait()
@@ -268,8 +267,8 @@ func TestLimitListenerCountsHijackedConnections(t *testing.T) {
 		t.Fatalf("second connection: %v %v", resp, err)
 	}
 	c2.Close()
-	if open, refused, _ := l.Stats(); open != 1 || refused != 1 {
-		t.Fatalf("open %d refused %d", open, refused)
+	if st := l.Stats(); st.Open != 1 || st.Busy != 1 || st.Refused != 1 {
+		t.Fatalf("stats: %+v", st)
 	}
 	hc.Close()
 	waitOpen(t, l, 0)

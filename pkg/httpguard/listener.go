@@ -125,12 +125,27 @@ func (l *LimitListener) ConnState(c net.Conn, st http.ConnState) {
 	e.state, e.since = st, l.now()
 }
 
-// Stats reports the open connections and how many were refused or evicted
-// at the cap so far.
-func (l *LimitListener) Stats() (open int, refused, evicted uint64) {
+// Stats are a LimitListener's counters.
+type Stats struct {
+	// Open connections, and Busy ones among them (a request in
+	// progress, or hijacked).
+	Open, Busy int
+	// Refused and Evicted count the connections refused at the cap and
+	// the idle ones closed to make room, since the start.
+	Refused, Evicted uint64
+}
+
+// Stats reports the listener's counters.
+func (l *LimitListener) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.conns), l.refused, l.evicted
+	st := Stats{Open: len(l.conns), Refused: l.refused, Evicted: l.evicted}
+	for _, e := range l.conns {
+		if e.state == http.StateActive || e.state == http.StateHijacked {
+			st.Busy++
+		}
+	}
+	return st
 }
 
 func (l *LimitListener) release(c *limitedConn) {

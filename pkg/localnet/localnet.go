@@ -86,7 +86,10 @@ type Config struct {
 	ValidatorLamports uint64
 	// BaseGenesis and EphemeralGenesis add genesis accounts.
 	BaseGenesis, EphemeralGenesis []ledger.GenesisAccount
-	Logger                        *slog.Logger
+	// RPC configures both chain-node handlers (limits, faucet origins);
+	// its Logger defaults to Logger.
+	RPC    rpcserver.Options
+	Logger *slog.Logger
 }
 
 func (c Config) normalized() Config {
@@ -200,8 +203,12 @@ func Open(cfg Config) (*Pair, error) {
 		return nil, fmt.Errorf("open localnet: %w", err)
 	}
 	p := &Pair{Base: base, Ephemeral: er, cfg: cfg, identity: id, done: make(chan struct{})}
-	p.BaseRPC = rpcserver.New(base, rpcserver.Options{Logger: cfg.Logger})
-	p.EphemeralRPC = rpcserver.New(er, rpcserver.Options{Logger: cfg.Logger})
+	rpcOpts := cfg.RPC
+	if rpcOpts.Logger == nil {
+		rpcOpts.Logger = cfg.Logger
+	}
+	p.BaseRPC = rpcserver.New(base, rpcOpts)
+	p.EphemeralRPC = rpcserver.New(er, rpcOpts)
 	p.addEphemeralMethods()
 	p.bridge = newBridge(p)
 	ctx, cancel := context.WithCancel(context.Background())

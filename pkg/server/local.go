@@ -67,6 +67,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	p, err := localnet.Open(localnet.Config{
 		DataDir: dir, BaseSlot: o.SlotDuration, EphemeralSlot: o.EphemeralSlotDuration,
 		FinalityDepth: o.FinalityDepth, NoSync: o.NoSync, Logger: log,
+		RPC: rpcserver.Options{MaxResponseBytes: o.MaxResponseBytes, FaucetOrigins: o.AllowOrigins},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start ledgers: %w", err)
@@ -80,9 +81,9 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	})
 
 	s.Endpoint(KeyAPI, o.APIAddr, nil, WithWriteTimeout(APIWriteTimeout))
-	s.Endpoint(KeyRPC, o.RPCAddr, nil)
-	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil)
-	s.Endpoint(KeyRouter, o.RouterAddr, nil)
+	s.Endpoint(KeyRPC, o.RPCAddr, nil, WithAnyOriginCORS())
+	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil, WithAnyOriginCORS())
+	s.Endpoint(KeyRouter, o.RouterAddr, nil, WithAnyOriginCORS())
 	urls, err := s.Bind()
 	if err != nil {
 		return nil, err
