@@ -7,9 +7,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/schema"
 )
 
@@ -152,7 +152,7 @@ func keypairAddress(f *schema.Field, v string) string {
 	if !takesAddress(f) || v == "" {
 		return v
 	}
-	if _, err := solana.PublicKeyFromBase58(v); err == nil {
+	if _, err := inputlimit.PublicKey(v); err == nil { // length-checked before decoding
 		return v
 	}
 	if st, err := os.Stat(v); err != nil || !st.Mode().IsRegular() {

@@ -16,13 +16,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
 	"github.com/ferry-sh/ferry/pkg/httpguard"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
 	"github.com/ferry-sh/ferry/pkg/rpcserver"
@@ -280,7 +280,7 @@ func parseRoutes(vals []string) ([]chainclient.Route, error) {
 		var rt chainclient.Route
 		u := v
 		if id, rest, ok := strings.Cut(v, "="); ok && !strings.Contains(id, "://") {
-			k, err := solana.PublicKeyFromBase58(id)
+			k, err := inputlimit.PublicKey(id)
 			if err != nil {
 				return nil, cmdutil.UsageErrorf("--route %s: identity: %v", v, err)
 			}

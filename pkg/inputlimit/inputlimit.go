@@ -36,6 +36,14 @@ const (
 	MaxSignatureBase58 = 88
 )
 
+// Text lengths of a wire transaction (at most 1232 bytes): Agave's limits
+// for sendTransaction's base58 and base64 forms. Longer text is refused
+// before it is decoded.
+const (
+	MaxTransactionBase58 = 1683
+	MaxTransactionBase64 = 1644
+)
+
 // MaxEcho is how many bytes of a client's input an error message repeats
 // (Truncate); the rest is cut.
 const MaxEcho = 64

@@ -23,8 +23,8 @@ const (
 	maxSignaturesLimit  = 1000
 	maxBlockRange       = 500_000
 	maxLargestAccounts  = 20
-	maxBase58TxLen      = 1683
-	maxBase64TxLen      = 1644
+	maxBase58TxLen      = inputlimit.MaxTransactionBase58
+	maxBase64TxLen      = inputlimit.MaxTransactionBase64
 )
 
 func (h *Handler) registerStandard() {
