@@ -9,45 +9,96 @@ import (
 )
 
 // DefaultMaxResponseBytes is the default response budget of one HTTP
-// request (Options.MaxResponseBytes): 32 MiB, above any honest answer of a
-// local node (a getBlock of a full slot under load, a getProgramAccounts of
-// a busy program) and small enough that a few concurrent requests cannot
-// push the process past a few hundred MiB. Agave caps the input instead
-// (100 keys per getMultipleAccounts, 50 KiB bodies); ferry keeps the 4 MiB
-// body of its batch-friendly clients and caps the output.
-const DefaultMaxResponseBytes = 32 << 20
+// request (Options.MaxResponseBytes): 16 MiB, about 50 000 token accounts
+// in base64, far above what a dApp asks of a local node. Agave caps the
+// input instead (100 keys per getMultipleAccounts, 50 KiB bodies); ferry
+// keeps the 4 MiB bodies of its batch-friendly clients and caps the
+// output, so that one request can no longer ask for a gigabyte.
+const DefaultMaxResponseBytes = 16 << 20
 
-// CodeResponseTooLarge answers a request (or the rest of a batch) whose
-// responses would exceed Options.MaxResponseBytes.
-const CodeResponseTooLarge = -32051
+// DefaultMaxResponseBytesInFlight is the default bound on the answers a
+// node builds and holds at once, over all requests
+// (Options.MaxResponseBytesInFlight): two answers of the full per-request
+// budget (it follows MaxResponseBytes when that is changed). Building an answer takes about three times its size (the
+// encoded data, the JSON encoder's buffer, the copy kept until it is
+// sent), so this bounds the node's memory for answers near 100 MiB
+// however many clients ask at once; the abuse mix of tools/abuse peaks
+// near 200 MiB of RSS with it (docs/performance.md).
+const DefaultMaxResponseBytesInFlight = 2 * DefaultMaxResponseBytes
+
+// bigAnswer is the reservation size from which the in-flight bound applies:
+// smaller pieces (ordinary answers) always pass it, so clients holding big
+// answers cannot starve small ones; they still count towards it.
+const bigAnswer = 64 << 10
+
+// Codes of the response budget.
+const (
+	// CodeResponseTooLarge answers a request (or the rest of a batch)
+	// whose responses would exceed Options.MaxResponseBytes.
+	CodeResponseTooLarge = -32051
+	// CodeResponsesInFlight answers a request for a big answer while the
+	// node already holds Options.MaxResponseBytesInFlight of answers not
+	// yet sent; retrying later may succeed.
+	CodeResponsesInFlight = -32052
+)
+
+// inFlight counts the answer bytes a node holds, across requests.
+type inFlight struct {
+	limit int64
+	used  atomic.Int64
+}
 
 // responseBudget is one HTTP request's allowance of response bytes,
-// shared by the items of a batch (which run concurrently).
+// shared by the items of a batch (which run concurrently), and its share
+// of the node's in-flight bound.
 type responseBudget struct {
-	limit    int64
-	used     atomic.Int64
-	exceeded atomic.Bool
+	limit   int64
+	node    *inFlight
+	used    atomic.Int64
+	failure atomic.Pointer[Error]
 }
 
 // take reserves n bytes; on failure nothing is reserved and the budget is
-// marked spent, so the batch's later items are refused without running.
+// marked spent, so the batch's later items are refused without running
+// (an answer already built still goes out if it fits).
 func (b *responseBudget) take(n int64) bool {
-	if b.used.Add(n) <= b.limit {
-		return true
+	if b.used.Add(n) > b.limit {
+		b.used.Add(-n)
+		b.fail(&Error{Code: CodeResponseTooLarge, Message: fmt.Sprintf(
+			"Response too large: the answer to this request exceeds %d bytes; ask for fewer items, use dataSlice, or split the batch", b.limit)})
+		return false
 	}
+	if b.node != nil && b.node.used.Add(n) > b.node.limit && n >= bigAnswer {
+		b.node.used.Add(-n)
+		b.used.Add(-n)
+		b.fail(&Error{Code: CodeResponsesInFlight, Message: fmt.Sprintf(
+			"Node busy: it holds %d bytes of answers not yet sent to other clients; retry shortly or ask for less", b.node.limit)})
+		return false
+	}
+	return true
+}
+
+func (b *responseBudget) fail(e *Error) { b.failure.CompareAndSwap(nil, e) }
+
+func (b *responseBudget) give(n int64) {
 	b.used.Add(-n)
-	b.exceeded.Store(true)
-	return false
+	if b.node != nil {
+		b.node.used.Add(-n)
+	}
 }
 
-func (b *responseBudget) give(n int64) { b.used.Add(-n) }
-
-func (b *responseBudget) spent() bool { return b.exceeded.Load() }
-
-func (b *responseBudget) err() *Error {
-	return &Error{Code: CodeResponseTooLarge, Message: fmt.Sprintf(
-		"Response too large: the answer to this request exceeds %d bytes; ask for fewer items, use dataSlice, or split the batch", b.limit)}
+// release returns the request's bytes to the node once its answer is
+// sent (or handed over).
+func (b *responseBudget) release() {
+	if b.node != nil {
+		b.node.used.Add(-b.used.Load())
+	}
 }
+
+func (b *responseBudget) spent() bool { return b.failure.Load() != nil }
+
+// err is the error of the refused items.
+func (b *responseBudget) err() *Error { return b.failure.Load() }
 
 // itemBudget is one request object's share: what its method reserved in
 // advance (ChargeResponse), settled against the encoded size afterwards.
@@ -76,9 +127,10 @@ func (it *itemBudget) settle(n int64) bool {
 type itemBudgetKey struct{}
 
 // ChargeResponse reserves n bytes of the current request's response budget
-// (Options.MaxResponseBytes) for a result a method is about to build. It
-// returns the -32051 "Response too large" *Error once the budget is spent;
-// the method should return that error as is.
+// (Options.MaxResponseBytes, and the node's MaxResponseBytesInFlight) for a
+// result a method is about to build. It returns the -32051 "Response too
+// large" (or -32052 "Node busy") *Error once the budget is spent; the
+// method should return that error as is.
 //
 // Methods whose answer grows with stored state (account data, lists of
 // accounts, blocks) call it before encoding each piece, so an oversized
@@ -93,7 +145,7 @@ func ChargeResponse(ctx context.Context, n int64) error {
 	if it == nil || n <= 0 {
 		return nil
 	}
-	if !it.b.take(n) {
+	if it.b.spent() || !it.b.take(n) {
 		return it.b.err()
 	}
 	it.reserved.Add(n)

@@ -116,6 +116,9 @@ func FuzzHandleBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkEnvelope(t, h.HandleBody(context.Background(), body))
+		if n := h.inFlight.used.Load(); n != 0 {
+			t.Fatalf("%d response bytes still counted in flight after %q", n, body)
+		}
 	})
 }
 

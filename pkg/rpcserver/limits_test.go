@@ -312,3 +312,31 @@ func TestLocalOnlyMethodsRefusedToBrowsers(t *testing.T) {
 		t.Errorf("with --allow-origin '*': %+v", e)
 	}
 }
+
+// TestResponsesInFlight: while answers not yet sent hold the node's
+// in-flight bound, a request for another big answer gets -32052; small
+// answers still pass; once the answer is sent, big ones pass again.
+func TestResponsesInFlight(t *testing.T) {
+	// A 100 KiB account is about 137 KiB of base64: a "big" piece.
+	h, _, big := limitsNode(t, Options{MaxResponseBytes: 1 << 20, MaxResponseBytesInFlight: 200 << 10}, 100<<10)
+	ctx := context.Background()
+	getBig := []byte(req("getAccountInfo", big.String(), map[string]any{"encoding": "base64"}))
+	parts, _, release := h.answer(ctx, getBig) // held, as while being written to a slow client
+	if e := rpcError(t, parts[0]); e != nil {
+		t.Fatalf("first big answer: %+v", e)
+	}
+	e := rpcError(t, h.HandleBody(ctx, getBig))
+	if e == nil || e.Code != CodeResponsesInFlight {
+		t.Fatalf("second big answer while the first is held: %+v, want -32052", e)
+	}
+	if e := rpcError(t, h.HandleBody(ctx, []byte(req("getSlot")))); e != nil {
+		t.Fatalf("small answer while a big one is held: %+v", e)
+	}
+	release()
+	if e := rpcError(t, h.HandleBody(ctx, getBig)); e != nil {
+		t.Fatalf("big answer after the first was sent: %+v", e)
+	}
+	if n := h.inFlight.used.Load(); n != 0 {
+		t.Errorf("%d bytes still counted in flight after every answer was released", n)
+	}
+}

@@ -104,10 +104,16 @@ type Options struct {
 	// get -32700 Parse error before anything is decoded.
 	MaxJSONDepth int
 	// MaxResponseBytes is the response budget of one HTTP request, shared
-	// by the items of a batch (DefaultMaxResponseBytes, 32 MiB). A request
+	// by the items of a batch (DefaultMaxResponseBytes, 16 MiB). A request
 	// whose answer would exceed it gets -32051 (CodeResponseTooLarge), as
 	// do the batch items after the budget ran out.
 	MaxResponseBytes int64
+	// MaxResponseBytesInFlight bounds the answers the handler holds at
+	// once, over all requests (default twice MaxResponseBytes,
+	// DefaultMaxResponseBytesInFlight; never less than MaxResponseBytes):
+	// a request for a big answer (a piece of 64 KiB or more) made while
+	// it is reached gets -32052 (CodeResponsesInFlight).
+	MaxResponseBytesInFlight int64
 	// FaucetOrigins are the browser origins allowed to call the local-only
 	// methods (requestAirdrop, ferry_createMint, ferry_mintTo; see
 	// LocalOnly). Requests from non-browser clients (no Origin or
@@ -130,6 +136,7 @@ type Handler struct {
 	l         *ledger.Ledger
 	opts      Options
 	log       *slog.Logger
+	inFlight  *inFlight
 	mu        sync.RWMutex
 	methods   map[string]Method
 	localOnly map[string]bool
@@ -149,13 +156,20 @@ func New(l *ledger.Ledger, o Options) *Handler {
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if o.MaxResponseBytesInFlight <= 0 {
+		// Two answers of the full budget (DefaultMaxResponseBytesInFlight
+		// with the default budget).
+		o.MaxResponseBytesInFlight = 2 * o.MaxResponseBytes
+	}
+	o.MaxResponseBytesInFlight = max(o.MaxResponseBytesInFlight, o.MaxResponseBytes)
 	if o.Version == "" {
 		o.Version = "3.0.0"
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}, localOnly: map[string]bool{"requestAirdrop": true}}
+	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}, localOnly: map[string]bool{"requestAirdrop": true},
+		inFlight: &inFlight{limit: o.MaxResponseBytesInFlight}}
 	h.registerStandard()
 	return h
 }
@@ -247,7 +261,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origin, browser := httpguard.BrowserOrigin(r); browser {
 		ctx = context.WithValue(ctx, browserKey{}, browserRequest{origin: origin})
 	}
-	parts, batch := h.answer(ctx, body)
+	parts, batch, release := h.answer(ctx, body)
+	defer release() // once the answer is written
 	if parts == nil {
 		w.WriteHeader(http.StatusOK)
 		return
@@ -307,7 +322,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // HandleBody answers a raw request body (a request or a batch). It returns
 // nil when nothing must be sent back (only notifications).
 func (h *Handler) HandleBody(ctx context.Context, body []byte) []byte {
-	parts, batch := h.answer(ctx, body)
+	parts, batch, release := h.answer(ctx, body)
+	defer release()
 	switch {
 	case parts == nil:
 		return nil
@@ -331,24 +347,27 @@ func (h *Handler) HandleBody(ctx context.Context, body []byte) []byte {
 
 // answer returns the encoded responses to a body: one part for a single
 // request, the batch's items (without the brackets) for a batch, nil when
-// nothing must be sent back.
-func (h *Handler) answer(ctx context.Context, body []byte) (parts [][]byte, batch bool) {
+// nothing must be sent back. Call release once the parts are sent: it
+// returns their bytes to the node's in-flight bound.
+func (h *Handler) answer(ctx context.Context, body []byte) (parts [][]byte, batch bool, release func()) {
+	noop := func() {}
+	one := func(e *Error) ([][]byte, bool, func()) {
+		return [][]byte{mustMarshal(response{JSONRPC: "2.0", ID: nullID, Error: e})}, false, noop
+	}
 	switch err := checkJSON(body, h.opts.MaxJSONDepth); err {
 	case nil:
 	case errTooDeep:
-		return [][]byte{mustMarshal(response{JSONRPC: "2.0", ID: nullID, Error: &Error{Code: CodeParseError, Message: "Parse error",
-			Data: fmt.Sprintf("JSON nested deeper than %d levels", h.opts.MaxJSONDepth)}})}, false
+		return one(&Error{Code: CodeParseError, Message: "Parse error", Data: fmt.Sprintf("JSON nested deeper than %d levels", h.opts.MaxJSONDepth)})
 	default:
-		return [][]byte{mustMarshal(response{JSONRPC: "2.0", ID: nullID, Error: Errorf(CodeParseError, "Parse error")})}, false
+		return one(Errorf(CodeParseError, "Parse error"))
 	}
-	budget := &responseBudget{limit: h.opts.MaxResponseBytes}
+	budget := &responseBudget{limit: h.opts.MaxResponseBytes, node: h.inFlight}
 	if items, ok := splitArray(body); ok {
 		if len(items) == 0 {
-			return [][]byte{mustMarshal(response{JSONRPC: "2.0", ID: nullID, Error: Errorf(CodeInvalidRequest, "Invalid request")})}, false
+			return one(Errorf(CodeInvalidRequest, "Invalid request"))
 		}
 		if len(items) > h.opts.MaxBatch {
-			return [][]byte{mustMarshal(response{JSONRPC: "2.0", ID: nullID,
-				Error: Errorf(CodeInvalidRequest, "batch of %d requests exceeds the limit of %d", len(items), h.opts.MaxBatch)})}, false
+			return one(Errorf(CodeInvalidRequest, "batch of %d requests exceeds the limit of %d", len(items), h.opts.MaxBatch))
 		}
 		out := make([][]byte, len(items))
 		h.runBatch(ctx, budget, items, out)
@@ -359,14 +378,14 @@ func (h *Handler) answer(ctx context.Context, body []byte) (parts [][]byte, batc
 			}
 		}
 		if len(parts) == 0 {
-			return nil, true
+			return nil, true, budget.release
 		}
-		return parts, true
+		return parts, true, budget.release
 	}
 	if p := h.answerOne(ctx, budget, body); p != nil {
-		return [][]byte{p}, false
+		return [][]byte{p}, false, budget.release
 	}
-	return nil, false
+	return nil, false, budget.release
 }
 
 // answerOne answers one request object within the budget: the encoded
