@@ -318,7 +318,7 @@ func TestLocalOnlyMethodsRefusedToBrowsers(t *testing.T) {
 // answers still pass; once the answer is sent, big ones pass again.
 func TestResponsesInFlight(t *testing.T) {
 	// A 100 KiB account is about 137 KiB of base64: a "big" piece.
-	h, _, big := limitsNode(t, Options{MaxResponseBytes: 1 << 20, MaxResponseBytesInFlight: 200 << 10}, 100<<10)
+	h, _, big := limitsNode(t, Options{MaxResponseBytes: 200 << 10, MaxResponseBytesInFlight: 200 << 10}, 100<<10)
 	ctx := context.Background()
 	getBig := []byte(req("getAccountInfo", big.String(), map[string]any{"encoding": "base64"}))
 	parts, _, release := h.answer(ctx, getBig) // held, as while being written to a slow client
@@ -338,5 +338,19 @@ func TestResponsesInFlight(t *testing.T) {
 	}
 	if n := h.inFlight.used.Load(); n != 0 {
 		t.Errorf("%d bytes still counted in flight after every answer was released", n)
+	}
+}
+
+func TestInFlightDefaults(t *testing.T) {
+	for _, tc := range []struct{ perRequest, inFlight, want int64 }{
+		{0, 0, DefaultMaxResponseBytesInFlight},
+		{64 << 20, 0, 128 << 20},      // follows a raised budget
+		{64 << 20, 1 << 20, 64 << 20}, // never below one answer
+		{1 << 20, 8 << 20, 8 << 20},
+	} {
+		h := New(nil, Options{MaxResponseBytes: tc.perRequest, MaxResponseBytesInFlight: tc.inFlight})
+		if h.inFlight.limit != tc.want {
+			t.Errorf("%d/%d: in-flight bound %d, want %d", tc.perRequest, tc.inFlight, h.inFlight.limit, tc.want)
+		}
 	}
 }
