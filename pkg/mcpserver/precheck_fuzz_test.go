@@ -21,6 +21,7 @@ func FuzzPrecheck(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `[]`, `[{},{},{},{}]`, `[{},{},{},{},{}]`,
 		`[[[[[]]]]]`, `[[[[[[]]]]]]`, `{"a":"[[[[[[[["}`, `["\"[[[[[[[["]`, ``, `[`, `]]]]`,
 		strings.Repeat("[", 1000), strings.Repeat(`{"a":`, 10) + "1" + strings.Repeat("}", 10),
+		strings.Repeat(" ", 1<<16+1), // over the body limit
 	} {
 		f.Add([]byte(s))
 	}
@@ -34,8 +35,9 @@ func FuzzPrecheck(f *testing.F) {
 				Error   *struct{ Code int }
 				ID      any
 			}
-			if w.Code != http.StatusBadRequest || json.Unmarshal(w.Body.Bytes(), &resp) != nil || resp.Error == nil ||
-				(resp.Error.Code != CodeParseError && resp.Error.Code != CodeInvalidRequest) {
+			tooBig := len(body) > int(h.maxBody) && w.Code == http.StatusRequestEntityTooLarge
+			if json.Unmarshal(w.Body.Bytes(), &resp) != nil || resp.Error == nil || !tooBig && (w.Code != http.StatusBadRequest ||
+				resp.Error.Code != CodeParseError && resp.Error.Code != CodeInvalidRequest) {
 				t.Fatalf("refusal of %q: %d %s", body, w.Code, w.Body)
 			}
 			return

@@ -62,6 +62,11 @@ func (h *Handler) precheck(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body == nil {
 		return true
 	}
+	if r.ContentLength > h.maxBody {
+		// The SDK's own answer, without reading a byte.
+		writeJSON(w, http.StatusRequestEntityTooLarge, rpcErrorBody(CodeServerError, fmt.Sprintf("request body exceeds %d bytes", h.maxBody), nil))
+		return false
+	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(io.LimitReader(r.Body, h.maxBody+1)); err != nil {
 		writeJSON(w, http.StatusBadRequest, rpcErrorBody(CodeParseError, "Parse error", "cannot read the request body"))

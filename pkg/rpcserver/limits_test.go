@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -352,5 +353,26 @@ func TestInFlightDefaults(t *testing.T) {
 		if h.inFlight.limit != tc.want {
 			t.Errorf("%d/%d: in-flight bound %d, want %d", tc.perRequest, tc.inFlight, h.inFlight.limit, tc.want)
 		}
+	}
+}
+
+// unreadable fails the test when read.
+type unreadable struct{ t *testing.T }
+
+func (u unreadable) Read([]byte) (int, error) {
+	u.t.Error("the body was read")
+	return 0, io.EOF
+}
+
+// TestDeclaredLengthOverLimit: a body declared larger than the limit is
+// refused before a byte of it is read or a buffer for it allocated.
+func TestDeclaredLengthOverLimit(t *testing.T) {
+	h, _, _ := limitsNode(t, Options{}, 0)
+	r := httptest.NewRequest("POST", "/", unreadable{t})
+	r.ContentLength = 1 << 30
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "request body exceeds 4194304 bytes") {
+		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 }
