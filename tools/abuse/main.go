@@ -18,7 +18,7 @@
 //     with a 60 KB signature and a balance query with a 40 KB address;
 //   - big batches: 800 getMultipleAccounts of 100 keys each on the base
 //     node, half of them a -big-account byte account the tool creates
-//     first (3.7 MB asking for ~70 GB with the default 1 MiB), /mcp
+//     first (3.7 MB asking for ~56 GB with the default 1 MiB), /mcp
 //     batches of 10 000 tools/list, and of 32;
 //   - many connections: -conns idle TCP connections per chain-node port,
 //     re-opened as the server closes them, plus bodies trickled a byte at
