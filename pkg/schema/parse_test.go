@@ -54,8 +54,16 @@ func TestDeepBodyRefused(t *testing.T) {
 	if err := Decode(huge, &dst); !errors.Is(err, ErrMalformedJSON) || !strings.Contains(err.Error(), "JSON nested deeper than 127 levels") {
 		t.Fatalf("Decode: %v", err)
 	}
-	a := testing.AllocsPerRun(5, func() { parseJSON(huge) })
-	b := testing.AllocsPerRun(5, func() { parseJSON(limit) })
+	// The least of three measurements: other goroutines' allocations can
+	// only add to one.
+	allocs := func(in []byte) float64 {
+		m := testing.AllocsPerRun(100, func() { parseJSON(in) })
+		for i := 0; i < 2; i++ {
+			m = min(m, testing.AllocsPerRun(100, func() { parseJSON(in) }))
+		}
+		return m
+	}
+	a, b := allocs(huge), allocs(limit)
 	if a > b {
 		t.Errorf("4 MiB deep: %v allocations, %d bytes deep: %v", a, len(limit), b)
 	}
