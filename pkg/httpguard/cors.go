@@ -88,8 +88,9 @@ func isTokenChar(c byte) bool {
 // BrowserOrigin reports whether a browser sent r, and from which origin.
 // A browser adds Origin to every cross-origin request and to every POST,
 // and Sec-Fetch-Site to every request; non-browser clients (curl, Node
-// SDKs, the ferry CLI) send neither. A request with Sec-Fetch-Site but no
-// Origin returns "" as the origin, which only "*" allows.
+// SDKs, the ferry CLI) send neither (Node's fetch sends only
+// Sec-Fetch-Mode, which does not count). A request with Sec-Fetch-Site but
+// no Origin returns "" as the origin, which only "*" allows.
 func BrowserOrigin(r *http.Request) (origin string, browser bool) {
 	origin = r.Header.Get("Origin")
 	if origin != "" {

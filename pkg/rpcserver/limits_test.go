@@ -266,6 +266,7 @@ func TestLocalOnlyMethodsRefusedToBrowsers(t *testing.T) {
 		refused bool
 	}{
 		{"CLI or SDK (no browser headers)", airdrop(), nil, false},
+		{"Node's fetch (Sec-Fetch-Mode only)", airdrop(), []string{"Sec-Fetch-Mode", "cors", "Accept-Language", "*", "User-Agent", "node"}, false},
 		{"allowed origin", airdrop(), []string{"Origin", "http://localhost:3000"}, false},
 		{"allowed origin, other case and a slash", airdrop(), []string{"Origin", "HTTP://LOCALHOST:3000/"}, false},
 		{"foreign origin", airdrop(), []string{"Origin", "https://evil.example"}, true},
@@ -309,9 +310,9 @@ func TestLocalOnlyMethodsRefusedToBrowsers(t *testing.T) {
 	}
 
 	// Nothing left the faucet for the refused calls: the recipient holds
-	// exactly what the four allowed airdrops sent.
+	// exactly what the five allowed airdrops sent.
 	bal, _ := l.Balance(solana.MustPublicKeyFromBase58(to), ledger.Processed)
-	if bal != landed || landed != 4*1_000_000+1+2+3+9 {
+	if bal != landed || landed != 5*1_000_000+1+2+3+4+10 {
 		t.Errorf("recipient holds %d lamports, the allowed airdrops sent %d", bal, landed)
 	}
 
