@@ -249,6 +249,8 @@ func TestLocalOnlyMethodsRefusedToBrowsers(t *testing.T) {
 	}
 	h, l, _ := limitsNode(t, Options{FaucetOrigins: allowed}, 0)
 	h.EnableFaucet(FaucetOptions{})
+	// A future cheat code registered with plain Handle is local-only too.
+	h.Handle("ferry_setBalance", func(context.Context, Params) (any, error) { return "changed", nil })
 	to := pub(newKey(t)).String()
 	// Each airdrop asks a different amount (identical transactions would
 	// be deduplicated); landed adds up what the allowed ones sent.
@@ -278,6 +280,8 @@ func TestLocalOnlyMethodsRefusedToBrowsers(t *testing.T) {
 		{"ferry_createMint from a foreign origin", createMint, []string{"Origin", "https://evil.example"}, true},
 		{"ferry_mintTo from a foreign origin", req(MethodMintTo, to, to, 1), []string{"Origin", "https://evil.example"}, true},
 		{"ferry_faucetInfo (a read) from a foreign origin", req(MethodFaucetInfo), []string{"Origin", "https://evil.example"}, false},
+		{"any other ferry_* method from a foreign origin", req("ferry_setBalance"), []string{"Origin", "https://evil.example"}, true},
+		{"any other ferry_* method without Origin", req("ferry_setBalance"), nil, false},
 		{"getBalance from a foreign origin", req("getBalance", to), []string{"Origin", "https://evil.example"}, false},
 		{"sendTransaction from a foreign origin", req("sendTransaction", "AQID", map[string]any{"encoding": "base64"}), []string{"Origin", "https://evil.example"}, false},
 	} {

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,7 +187,9 @@ func (h *Handler) Handle(name string, m Method) {
 
 // HandleLocalOnly registers or replaces a method that changes local state
 // on a development node (a faucet, a cheat code): browsers may call it only
-// from Options.FaucetOrigins. requestAirdrop is one from the start.
+// from Options.FaucetOrigins. requestAirdrop is one from the start, and so
+// is every ferry_* method however it is registered, except the reads in
+// openFerryMethods.
 func (h *Handler) HandleLocalOnly(name string, m Method) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -194,8 +197,15 @@ func (h *Handler) HandleLocalOnly(name string, m Method) {
 	h.localOnly[name] = true
 }
 
+// openFerryMethods are the ferry_* methods that only read, which browsers
+// may call from any origin.
+var openFerryMethods = map[string]bool{MethodFaucetInfo: true}
+
 // LocalOnly reports whether name is a local-only method (HandleLocalOnly).
 func (h *Handler) LocalOnly(name string) bool {
+	if strings.HasPrefix(name, "ferry_") && !openFerryMethods[name] {
+		return true
+	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.localOnly[name]
