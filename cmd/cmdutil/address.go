@@ -9,6 +9,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/submit"
 )
 
@@ -27,7 +28,7 @@ func (f *Factory) ResolveAddress(arg string) (solana.PublicKey, error) {
 		}
 		return PublicKeyOf(k), nil
 	}
-	if k, err := solana.PublicKeyFromBase58(arg); err == nil {
+	if k, err := inputlimit.PublicKey(arg); err == nil { // length-checked before decoding
 		return k, nil
 	}
 	if _, err := os.Stat(arg); err == nil || LooksLikePath(arg) {

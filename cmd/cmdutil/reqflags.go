@@ -7,9 +7,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/schema"
 )
 
@@ -227,7 +227,7 @@ func keypairAddress(f *schema.Field, flag, v string) (string, error) {
 	if !takesAddress(f) || v == "" {
 		return v, nil
 	}
-	if _, err := solana.PublicKeyFromBase58(v); err == nil {
+	if _, err := inputlimit.PublicKey(v); err == nil { // length-checked before decoding
 		return v, nil
 	}
 	st, err := os.Stat(v)

@@ -17,15 +17,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/httpguard"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
+	"github.com/ferry-sh/ferry/pkg/rpcserver"
 	"github.com/ferry-sh/ferry/pkg/server"
 )
 
@@ -46,6 +48,11 @@ type options struct {
 	noDemo        bool
 	routes        []string
 	allowUpstream []string
+	allowOrigins  []string
+	maxConns      int
+	readTimeout   time.Duration
+	idleTimeout   time.Duration
+	maxResponse   int64
 	shutdown      time.Duration
 	logFormat     string
 	logLevel      string
@@ -79,7 +86,16 @@ directory, and prints them with every endpoint. State is kept in --data
 
 The base node also answers local-only faucet methods: requestAirdrop,
 ferry_faucetInfo, ferry_createMint and ferry_mintTo (what "ferry airdrop"
-and "ferry mint" use).
+and "ferry mint" use). The chain nodes and the router allow any web origin
+(CORS, as Solana validators do), but a browser may call the methods that
+change local state (requestAirdrop, ferry_createMint, ferry_mintTo) only
+from an origin given with --allow-origin; other clients (the CLI, scripts,
+SDKs in Node) are not affected.
+
+Every listener caps its open connections (--max-conns) and cuts off slow
+requests (--read-timeout) and idle connections (--idle-timeout); request
+bodies, JSON nesting, batches and responses are bounded too (docs/limits.md
+lists every limit).
 
 --cluster devnet|mainnet|devnet-private|mainnet-private|URL runs only the
 payments API, MCP and router, as a gateway to that real cluster (no
@@ -119,7 +135,10 @@ prints it as JSON).`,
     --ephemeral-addr 127.0.0.1:0 --router-addr 127.0.0.1:0 --addr-file /tmp/ferry.json
 
   # A payments API, MCP endpoint and router in front of devnet
-  ferry serve --cluster devnet --log-format json`,
+  ferry serve --cluster devnet --log-format json
+
+  # Let a dApp on a Vite dev server use the faucet from the browser
+  ferry serve --allow-origin http://localhost:5173`,
 		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return run(cmd.Context(), f, o)
@@ -142,6 +161,11 @@ prints it as JSON).`,
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
 	fl.StringArrayVar(&o.routes, "route", nil, "gateway mode: a rollup node for the router, URL or IDENTITY=URL (repeatable; default: MagicBlock's public nodes)")
 	fl.StringArrayVar(&o.allowUpstream, "allow-upstream", nil, "let requests name this upstream as cluster or sendRpcEndpoint: [scheme://]host[:port] glob (repeatable; also "+cluster.AllowEnv+")")
+	fl.StringArrayVar(&o.allowOrigins, "allow-origin", nil, `web origin (scheme://host[:port], "null" or "*") whose pages may call the faucet methods from a browser (repeatable; default: none)`)
+	fl.IntVar(&o.maxConns, "max-conns", httpguard.DefaultMaxConns, "open connections each listener holds at most")
+	fl.DurationVar(&o.readTimeout, "read-timeout", rpcserver.ReadTimeout, "time a client has to send a whole request, body included")
+	fl.DurationVar(&o.idleTimeout, "idle-timeout", rpcserver.IdleTimeout, "close keep-alive connections idle this long")
+	fl.Int64Var(&o.maxResponse, "max-response-bytes", rpcserver.DefaultMaxResponseBytes, "chain nodes: bytes of answers one request (or batch) may get")
 	fl.DurationVar(&o.shutdown, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take to finish at shutdown")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -173,6 +197,13 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	}
 	if o.shutdown <= 0 {
 		return cmdutil.UsageErrorf("--shutdown-timeout must be positive")
+	}
+	if o.maxConns <= 0 || o.readTimeout <= 0 || o.idleTimeout <= 0 || o.maxResponse <= 0 {
+		return cmdutil.UsageErrorf("--max-conns, --read-timeout, --idle-timeout and --max-response-bytes must be positive")
+	}
+	origins, err := httpguard.ParseOrigins(o.allowOrigins)
+	if err != nil {
+		return cmdutil.UsageErrorf("--allow-origin: %v", err)
 	}
 	// Only the flags select gateway mode: a config file or FERRY_CLUSTER
 	// that points the CLI at devnet must not turn `ferry serve` into a
@@ -241,6 +272,8 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync,
 		Demo: server.DemoOptions{Disabled: o.noDemo}, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
 		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },
+		Limits:           server.Limits{MaxConns: o.maxConns, ReadTimeout: o.readTimeout, IdleTimeout: o.idleTimeout},
+		MaxResponseBytes: o.maxResponse, AllowOrigins: origins,
 	})
 	if err != nil {
 		return err
@@ -319,7 +352,7 @@ func parseRoutes(vals []string) ([]chainclient.Route, error) {
 		var rt chainclient.Route
 		u := v
 		if id, rest, ok := strings.Cut(v, "="); ok && !strings.Contains(id, "://") {
-			k, err := solana.PublicKeyFromBase58(id)
+			k, err := inputlimit.PublicKey(id)
 			if err != nil {
 				return nil, cmdutil.UsageErrorf("--route %s: identity: %v", v, err)
 			}

@@ -24,7 +24,8 @@ func TestServeCommand(t *testing.T) {
 	addrFile := filepath.Join(t.TempDir(), "addr.json")
 	cmd := NewCmd(f)
 	cmd.SetArgs([]string{"--data", t.TempDir(), "--api-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0", "--ephemeral-addr", "127.0.0.1:0",
-		"--router-addr", "127.0.0.1:0", "--addr-file", addrFile, "--slot-time", "20ms", "--log-format", "json"})
+		"--router-addr", "127.0.0.1:0", "--addr-file", addrFile, "--slot-time", "20ms", "--log-format", "json",
+		"--allow-origin", "http://localhost:5173", "--max-conns", "64", "--read-timeout", "5s", "--idle-timeout", "30s", "--max-response-bytes", "1048576"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
@@ -50,6 +51,24 @@ func TestServeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	// --allow-origin reaches the base node's faucet check.
+	for origin, wantRefused := range map[string]bool{"http://localhost:5173": false, "https://evil.example": true} {
+		req, _ := http.NewRequest(http.MethodPost, urls["rpc"], strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"requestAirdrop","params":["`+solana.NewWallet().PublicKey().String()+`",1000000]}`))
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Error *struct{ Code int } `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		if refused := r.Error != nil && r.Error.Code == -32050; refused != wantRefused {
+			t.Errorf("airdrop from %s: error %+v", origin, r.Error)
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve: %v", err)
@@ -83,6 +102,12 @@ func TestServeFlagErrors(t *testing.T) {
 		{args: []string{"--in-memory", "--finality-depth", "-1"}},
 		{args: []string{"--in-memory", "--shutdown-timeout", "0s"}},
 		{args: []string{"--in-memory", "--route", "http://127.0.0.1:1"}},
+		{args: []string{"--in-memory", "--allow-origin", "localhost:3000"}},
+		{args: []string{"--in-memory", "--allow-origin", "http://localhost:3000/app"}},
+		{args: []string{"--in-memory", "--max-conns", "0"}},
+		{args: []string{"--in-memory", "--read-timeout", "0s"}},
+		{args: []string{"--in-memory", "--idle-timeout", "-1s"}},
+		{args: []string{"--in-memory", "--max-response-bytes", "0"}},
 		{args: []string{"--route", "nope=http://x"}, env: map[string]string{"FERRY_HOME": "/tmp"}},
 		{args: nil, env: map[string]string{"HOME": "/no-home"}},
 		{args: []string{"extra"}},

@@ -44,6 +44,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
 // ChallengeTitle is the first line of every login challenge.
@@ -264,7 +265,7 @@ func (s *Service) Login(pubkey, challenge, signature string) (*LoginResponse, er
 // pubkey, be unused and younger than ChallengeTTL; signature is the base58
 // ed25519 signature of its exact UTF-8 bytes by pubkey.
 func (s *Service) LoginFor(audience, pubkey, challenge, signature string) (*LoginResponse, error) {
-	pk, err := base58.Decode(pubkey)
+	pk, err := inputlimit.DecodeBase58(pubkey, inputlimit.MaxPubkeyBase58) // length first: decoding is quadratic
 	if err != nil || len(pk) != ed25519.PublicKeySize {
 		return nil, apierr.BadRequest(apierr.CodeInvalidKey, "Invalid pubkey")
 	}
@@ -276,7 +277,7 @@ func (s *Service) LoginFor(audience, pubkey, challenge, signature string) (*Logi
 	if age := now.Sub(ts); age >= s.ttl+time.Second || age < -5*time.Second {
 		return nil, apierr.New(http.StatusUnauthorized, CodeChallengeExpired, "challenge expired; request a new one")
 	}
-	sig, err := base58.Decode(signature)
+	sig, err := inputlimit.DecodeBase58(signature, inputlimit.MaxSignatureBase58)
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return nil, apierr.BadRequest(CodeInvalidSignature, "signature must be a base58-encoded 64-byte ed25519 signature")
 	}

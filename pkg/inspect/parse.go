@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mr-tron/base58"
-
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/txwire"
 )
 
@@ -49,7 +48,9 @@ func ParseTransaction(s string) (*txwire.Transaction, error) {
 		}
 		b64Err = derr
 	}
-	b, err := base58.Decode(s)
+	// Base58 decoding is quadratic: text longer than any transaction's
+	// base58 form is refused before it.
+	b, err := inputlimit.DecodeBase58(s, inputlimit.MaxTransactionBase58)
 	if err != nil || len(b) == 0 {
 		if b64Err != nil {
 			return nil, fmt.Errorf("decode transaction: %w", b64Err)

@@ -72,3 +72,20 @@ func TestParseTransactionBase58ThatIsBase64(t *testing.T) {
 		t.Fatal("no base58 encoding was valid base64; the test checks nothing")
 	}
 }
+
+// TestParseTransactionLongText: text longer than any transaction's base58
+// form is refused without running the (quadratic) base58 decoder on it:
+// 100 001 base58 characters (not base64: the length is not a multiple of
+// four) are "not a transaction", where decoding them would have produced a
+// transaction decode error.
+func TestParseTransactionLongText(t *testing.T) {
+	_, err := ParseTransaction(strings.Repeat("z", 100_001))
+	if !errors.Is(err, ErrNotATransaction) {
+		t.Fatalf("100 KB of base58: %v, want ErrNotATransaction", err)
+	}
+	// At the limit the decoder still runs (and finds no transaction).
+	_, err = ParseTransaction(strings.Repeat("z", 1683))
+	if err == nil || errors.Is(err, ErrNotATransaction) {
+		t.Fatalf("1683 base58 characters: %v, want a decode error", err)
+	}
+}

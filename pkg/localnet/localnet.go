@@ -86,7 +86,10 @@ type Config struct {
 	ValidatorLamports uint64
 	// BaseGenesis and EphemeralGenesis add genesis accounts.
 	BaseGenesis, EphemeralGenesis []ledger.GenesisAccount
-	Logger                        *slog.Logger
+	// RPC configures both chain-node handlers (limits, faucet origins);
+	// its Logger defaults to Logger.
+	RPC    rpcserver.Options
+	Logger *slog.Logger
 }
 
 func (c Config) normalized() Config {
@@ -203,8 +206,14 @@ func Open(cfg Config) (*Pair, error) {
 	}
 	p := &Pair{Base: base, Ephemeral: er, cfg: cfg, identity: id, done: make(chan struct{})}
 	p.private = &privateReads{p: p, cache: espl.NewCache(PrivateCacheSize)}
-	p.BaseRPC = rpcserver.New(base, rpcserver.Options{Logger: cfg.Logger})
-	p.EphemeralRPC = rpcserver.New(er, rpcserver.Options{Logger: cfg.Logger, ReadFilter: p.private.filter})
+	rpcOpts := cfg.RPC
+	if rpcOpts.Logger == nil {
+		rpcOpts.Logger = cfg.Logger
+	}
+	p.BaseRPC = rpcserver.New(base, rpcOpts)
+	erOpts := rpcOpts
+	erOpts.ReadFilter = p.private.filter
+	p.EphemeralRPC = rpcserver.New(er, erOpts)
 	p.addEphemeralMethods()
 	p.bridge = newBridge(p)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -294,9 +303,9 @@ func (p *Pair) addEphemeralMethods() {
 		if err != nil {
 			return nil, err
 		}
-		k, err := solana.PublicKeyFromBase58(s)
+		k, err := rpcserver.ParsePubkey(s) // length-checked before decoding
 		if err != nil {
-			return nil, rpcserver.InvalidParams("Invalid param: %v", err)
+			return nil, err
 		}
 		return map[string]any{"isDelegated": p.delegatedToMe(k)}, nil
 	})

@@ -9,12 +9,12 @@ import (
 	"net/http"
 
 	"github.com/gagliardetto/solana-go"
-	"github.com/mr-tron/base58"
 
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/inspect"
 	"github.com/ferry-sh/ferry/pkg/submit"
 )
@@ -144,7 +144,7 @@ func rpcError(op string, err error, details map[string]any) *apierr.Error {
 // parseSignature checks a base58 transaction signature; a bad one is the
 // validation issue "Invalid signature" at path.
 func parseSignature(s string, path ...any) (solana.Signature, *apierr.Issue) {
-	b, err := base58.Decode(s)
+	b, err := inputlimit.DecodeBase58(s, inputlimit.MaxSignatureBase58) // length first: decoding is quadratic
 	if err != nil || len(b) != 64 {
 		return solana.Signature{}, &apierr.Issue{Code: "custom", Message: "Invalid signature", Path: path}
 	}

@@ -25,6 +25,17 @@
 //     MCP-Protocol-Version header) -32000 with the SDK's text, each with
 //     the SDK's HTTP status and "id": null.
 //
+// Before the SDK decodes a body, the handler refuses one nested deeper than
+// Config.MaxJSONDepth (127 levels: 400 {"code":-32700,"message":"Parse
+// error","data":"JSON nested deeper than 127 levels"}) and a JSON-RPC
+// batch of more than Config.MaxBatch messages (32: 400 {"code":-32600,
+// "message":"Invalid Request: batch of N messages exceeds the limit of
+// 32"}). Batches exist only in protocol version 2025-03-26 (a request
+// without an MCP-Protocol-Version header counts as that version); the SDK
+// refuses them under 2025-06-18 and later. An answer larger than
+// Config.MaxResponseBytes (8 MiB) is replaced by {"code":-32051,"message":
+// "Response too large: ..."}.
+//
 // GET /mcp returns an information document (405 "Method Not Allowed" with
 // Allow: POST when the client asks for text/event-stream), GET
 // /.well-known/mcp.json a discovery document, and DELETE /mcp 405 with

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/apierr"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
 // Paths served by the handler.
@@ -29,8 +30,20 @@ const (
 	WebsiteURL    = "https://www.magicblock.xyz/"
 )
 
-// DefaultMaxBodyBytes bounds a POST /mcp body unless Config says otherwise.
-const DefaultMaxBodyBytes = 1 << 20
+// Defaults of the limits in Config.
+const (
+	// DefaultMaxBodyBytes bounds a POST /mcp body.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxBatch bounds the messages of a JSON-RPC batch. Only
+	// protocol version 2025-03-26 has batches (2025-06-18 removed them,
+	// and the SDK refuses them under later versions); a client batches an
+	// initialize with its notification or a few tool calls, so 32 leaves
+	// room while bounding the work one POST can ask for.
+	DefaultMaxBatch = 32
+	// DefaultMaxResponseBytes bounds the answer to one POST: tool results
+	// are REST responses of a few KiB, tools/list about 30 KiB.
+	DefaultMaxResponseBytes = 8 << 20
+)
 
 // Config configures the MCP endpoint. Service and Clusters are required.
 type Config struct {
@@ -53,6 +66,17 @@ type Config struct {
 	// MaxBodyBytes bounds a POST /mcp body (default DefaultMaxBodyBytes);
 	// larger bodies get 413.
 	MaxBodyBytes int64
+	// MaxBatch bounds the messages of a JSON-RPC batch (DefaultMaxBatch);
+	// a larger batch gets 400 -32600 before the SDK decodes it.
+	MaxBatch int
+	// MaxJSONDepth bounds how deep a body may nest
+	// (inputlimit.DefaultMaxJSONDepth); deeper bodies get 400 -32700
+	// before the SDK decodes them.
+	MaxJSONDepth int
+	// MaxResponseBytes bounds the answer to one POST
+	// (DefaultMaxResponseBytes); a larger answer is replaced by a -32051
+	// "Response too large" error.
+	MaxResponseBytes int64
 	// DisableLocalhostProtection turns off the SDK's DNS-rebinding check
 	// (a request that reached a loopback listener with a non-loopback Host
 	// header gets 403). Only for a loopback listener behind a proxy that
@@ -71,6 +95,9 @@ type Handler struct {
 	tools    []*tool
 	server   *mcp.Server
 	sdk      http.Handler
+
+	maxBody, maxResponse int64
+	maxBatch, maxDepth   int
 }
 
 // New returns the MCP handler of cfg.
@@ -104,6 +131,16 @@ func New(cfg Config) (*Handler, error) {
 	maxBody := cfg.MaxBodyBytes
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBodyBytes
+	}
+	h.maxBody, h.maxBatch, h.maxDepth, h.maxResponse = maxBody, cfg.MaxBatch, cfg.MaxJSONDepth, cfg.MaxResponseBytes
+	if h.maxBatch <= 0 {
+		h.maxBatch = DefaultMaxBatch
+	}
+	if h.maxDepth <= 0 {
+		h.maxDepth = inputlimit.DefaultMaxJSONDepth
+	}
+	if h.maxResponse <= 0 {
+		h.maxResponse = DefaultMaxResponseBytes
 	}
 	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
@@ -200,7 +237,8 @@ func (h *Handler) Mount(s *api.Server) {
 			"server/discover (2026-07-28, with Mcp-Method/Mcp-Name headers), tools/list and tools/call. No sessions; notifications " +
 			"get 202. Tools: " + strings.Join(h.ToolNames(), ", ") + ". A tool result carries a short text and, in structuredContent, " +
 			"the REST response; a failed call is a result with isError true whose content holds the REST error body. " +
-			"Transport errors are JSON-RPC errors: 400 -32700 Parse error, 415 -32000 Unsupported Media Type.",
+			"Transport errors are JSON-RPC errors: 400 -32700 Parse error (also for bodies nested deeper than 127 levels), " +
+			"400 -32600 for batches (protocol 2025-03-26 only) of more than 32 messages, 415 -32000 Unsupported Media Type.",
 	}, h, false)
 	s.Handle(api.Operation{Method: http.MethodGet, Path: Path, ID: "mcpInfo", Tag: "MCP", Summary: "MCP endpoint information"}, h, true)
 	s.Handle(api.Operation{Method: http.MethodDelete, Path: Path, ID: "mcpDelete", Tag: "MCP", Summary: "405: the endpoint has no sessions"}, h, true)

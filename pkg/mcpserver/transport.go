@@ -3,10 +3,15 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
 // JSON-RPC error codes of transport errors.
@@ -27,18 +32,64 @@ const (
 	internalErrorBody  = `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal server error"},"id":null}`
 )
 
+// CodeResponseTooLarge replaces an answer larger than
+// Config.MaxResponseBytes (the chain nodes' code for the same refusal).
+const CodeResponseTooLarge = -32051
+
 // servePOST normalises the request's headers as the hosted service does,
-// then lets the SDK serve it, turning its plain-text errors into JSON-RPC
-// bodies.
+// checks the body's nesting and batch size, then lets the SDK serve it,
+// turning its plain-text errors into JSON-RPC bodies and holding its
+// answer to the response budget.
 func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
-	r = r.Clone(r.Context()) // the headers are changed below
+	r = r.Clone(r.Context()) // the headers and body are changed below
 	r.Header.Add("Accept", "application/json, text/event-stream")
 	if ct := r.Header.Get("Content-Type"); ct == "" || isTextPlain(ct) {
 		r.Header.Set("Content-Type", "application/json")
 	}
-	tw := &errorTranslator{w: w}
+	if !h.precheck(w, r) {
+		return
+	}
+	tw := &errorTranslator{w: w, budget: h.maxResponse}
 	h.sdk.ServeHTTP(tw, r)
 	tw.finish()
+}
+
+// precheck reads the body (up to the body limit) and refuses, before the
+// SDK decodes anything, a body nested deeper than MaxJSONDepth (400 -32700)
+// or a batch of more than MaxBatch messages (400 -32600). The SDK then
+// reads the same bytes; a body over the limit is left to its 413.
+func (h *Handler) precheck(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil {
+		return true
+	}
+	if r.ContentLength > h.maxBody {
+		// The SDK's own answer, without reading a byte.
+		writeJSON(w, http.StatusRequestEntityTooLarge, rpcErrorBody(CodeServerError, fmt.Sprintf("request body exceeds %d bytes", h.maxBody), nil))
+		return false
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, h.maxBody+1)); err != nil {
+		writeJSON(w, http.StatusBadRequest, rpcErrorBody(CodeParseError, "Parse error", "cannot read the request body"))
+		return false
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(buf.Bytes()), r.Body), r.Body}
+	if int64(buf.Len()) > h.maxBody {
+		return true
+	}
+	shape, err := inputlimit.CheckJSON(buf.Bytes(), h.maxDepth)
+	switch {
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, rpcErrorBody(CodeParseError, "Parse error", err.Error()))
+		return false
+	case shape.Array && shape.Elements > h.maxBatch:
+		writeJSON(w, http.StatusBadRequest, rpcErrorBody(CodeInvalidRequest,
+			fmt.Sprintf("Invalid Request: batch of %d messages exceeds the limit of %d", shape.Elements, h.maxBatch), nil))
+		return false
+	}
+	return true
 }
 
 func isTextPlain(ct string) bool {
@@ -49,12 +100,19 @@ func isTextPlain(ct string) bool {
 // errorTranslator passes responses through, except error responses the
 // SDK writes as text/plain (http.Error), which it buffers and rewrites as
 // JSON-RPC error bodies when the handler returns.
+//
+// It also holds the answer to budget bytes: an answer that would exceed it
+// is replaced, if nothing was written yet, by a -32051 error (else cut).
 type errorTranslator struct {
 	w           http.ResponseWriter
 	wroteHeader bool
 	translating bool
 	status      int
 	buf         bytes.Buffer
+
+	budget   int64
+	written  int64
+	overflow bool
 }
 
 // maxErrorText bounds the buffered text of an SDK error.
@@ -84,8 +142,26 @@ func (t *errorTranslator) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
-	return t.w.Write(p)
+	if t.overflow {
+		return 0, errResponseTooLarge
+	}
+	if t.budget > 0 && t.written+int64(len(p)) > t.budget {
+		t.overflow = true
+		if t.written == 0 {
+			// Nothing sent yet: the answer becomes the error.
+			t.w.Header().Del("Content-Length")
+			body := rpcErrorBody(CodeResponseTooLarge, fmt.Sprintf(
+				"Response too large: the answer exceeds %d bytes; send fewer messages per request", t.budget), nil)
+			t.w.Write(body)
+		}
+		return 0, errResponseTooLarge
+	}
+	n, err := t.w.Write(p)
+	t.written += int64(n)
+	return n, err
 }
+
+var errResponseTooLarge = errors.New("MCP response exceeds the response budget")
 
 // Flush supports the SDK's streaming writes.
 func (t *errorTranslator) Flush() {
@@ -127,19 +203,22 @@ func transportErrorBody(status int, text string) []byte {
 	} else if rest, ok := strings.CutPrefix(text, "invalid request: "); ok {
 		code, msg = CodeInvalidRequest, "Invalid Request: "+rest
 	}
-	return rpcErrorBody(code, msg)
+	return rpcErrorBody(code, msg, nil)
 }
 
-func rpcErrorBody(code int, msg string) []byte {
+// rpcErrorBody is a JSON-RPC error response with id null; data is left
+// out when nil.
+func rpcErrorBody(code int, msg string, data any) []byte {
 	type rpcError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
 	}
 	body, err := encodeJSON(struct {
 		JSONRPC string   `json:"jsonrpc"`
 		Error   rpcError `json:"error"`
 		ID      any      `json:"id"`
-	}{"2.0", rpcError{code, msg}, nil})
+	}{"2.0", rpcError{code, msg, data}, nil})
 	if err != nil { // cannot happen for these types
 		return []byte(internalErrorBody)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,10 @@ func FuzzHandler(f *testing.F) {
 		`{"jsonrpc":"2.0","id":null,"method":"getDelegationStatus","params":{"a":1}}`,
 		`{"jsonrpc":"2.0","id":1e400,"method":"getRoutes"}`,
 		`[]`, `[1,2]`, `{`, ``, `null`, `"x"`, `{"id":[1]}`,
+		// Depth and size.
+		strings.Repeat("[", 200), strings.Repeat("[", 128) + strings.Repeat("]", 128), strings.Repeat("[", 127) + strings.Repeat("]", 127),
+		`{"jsonrpc":"2.0","id":2,"method":"getDelegationStatus","params":["` + strings.Repeat("z", 5000) + `"]}`,
+		"[" + strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"getHealth"},`, 200) + `{"jsonrpc":"2.0","id":1,"method":"getHealth"}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -81,6 +86,9 @@ func checkEnvelope(t *testing.T, b []byte, req []byte) {
 		}
 		if err := json.Unmarshal(errRaw, &e); err != nil || e.Code == nil || e.Message == nil {
 			t.Fatalf("error object %s lacks code or message", errRaw)
+		}
+		if len(*e.Message) > 512 {
+			t.Fatalf("error message of %d bytes repeats the input: %.100s…", len(*e.Message), *e.Message)
 		}
 	}
 }

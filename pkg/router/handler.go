@@ -12,6 +12,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
 // JSON-RPC error codes the router answers with.
@@ -42,6 +43,9 @@ const (
 // become code -32604 with the error's text, unless the backend returns a
 // *chainclient.RPCError itself. The zero value of the limits means the
 // defaults.
+//
+// The handler sets no CORS headers: `ferry serve` wraps its listener with
+// httpguard.AnyOrigin, as for the chain nodes.
 type Handler struct {
 	Backend Backend
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes).
@@ -49,6 +53,10 @@ type Handler struct {
 	// MaxBatch bounds the number of calls in a batch (default
 	// DefaultMaxBatch).
 	MaxBatch int
+	// MaxJSONDepth bounds how deep a body may nest (default
+	// inputlimit.DefaultMaxJSONDepth); deeper bodies get -32700 before
+	// anything is decoded.
+	MaxJSONDepth int
 }
 
 type rpcResponse struct {
@@ -69,16 +77,10 @@ func errorResponse(id json.RawMessage, code int, msg string) *rpcResponse {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Access-Control-Allow-Origin", "*")
 	switch r.Method {
 	case http.MethodPost:
-	case http.MethodOptions:
-		w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
-		w.WriteHeader(http.StatusNoContent)
-		return
 	default:
-		w.Header().Set("Allow", "POST, OPTIONS")
+		w.Header().Set("Allow", "POST")
 		writeJSON(w, http.StatusMethodNotAllowed, errorResponse(nil, CodeInvalidRequest, "Invalid request: the router accepts JSON-RPC over POST"))
 		return
 	}
@@ -108,8 +110,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // there is nothing to answer.
 func (h *Handler) handleBody(ctx context.Context, body []byte) any {
 	body = bytes.TrimSpace(body)
+	// The depth check comes first: it is linear and allocation-free, and
+	// counts a batch's calls before anything is decoded.
+	shape, err := inputlimit.CheckJSON(body, h.MaxJSONDepth)
+	if err != nil {
+		return errorResponse(nil, CodeParseError, "Parse error: "+err.Error())
+	}
 	if len(body) == 0 || !json.Valid(body) {
 		return errorResponse(nil, CodeParseError, "Parse error")
+	}
+	max := h.MaxBatch
+	if max <= 0 {
+		max = DefaultMaxBatch
+	}
+	if shape.Array && shape.Elements > max {
+		return errorResponse(nil, CodeInvalidRequest, fmt.Sprintf("Invalid request: batch of %d calls, at most %d allowed", shape.Elements, max))
 	}
 	if body[0] != '[' {
 		if resp := h.handleOne(ctx, body); resp != nil {
@@ -123,10 +138,6 @@ func (h *Handler) handleBody(ctx context.Context, body []byte) any {
 	}
 	if len(calls) == 0 {
 		return errorResponse(nil, CodeInvalidRequest, "Invalid request: empty batch")
-	}
-	max := h.MaxBatch
-	if max <= 0 {
-		max = DefaultMaxBatch
 	}
 	if len(calls) > max {
 		return errorResponse(nil, CodeInvalidRequest, fmt.Sprintf("Invalid request: batch of %d calls, at most %d allowed", len(calls), max))
@@ -256,9 +267,9 @@ func pubkeyParam(raw json.RawMessage, what string) (solana.PublicKey, *chainclie
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return solana.PublicKey{}, invalidParams(what + " must be a base58 string")
 	}
-	k, err := solana.PublicKeyFromBase58(s)
+	k, err := inputlimit.PublicKey(s) // refuses long text before decoding it
 	if err != nil {
-		return solana.PublicKey{}, invalidParams(fmt.Sprintf("%s %q is not a public key", what, truncate(s, 64)))
+		return solana.PublicKey{}, invalidParams(fmt.Sprintf("%s %q is not a public key", what, inputlimit.Truncate(s, inputlimit.MaxEcho)))
 	}
 	return k, nil
 }
@@ -294,13 +305,6 @@ func validID(id json.RawMessage) bool {
 }
 
 func isNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

@@ -8,6 +8,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/mr-tron/base58"
 
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/spl"
 )
@@ -55,7 +56,7 @@ func (c accountConfig) encoding() (string, error) {
 	case encBinary, encBase58, encBase64, encBase64Zstd, encJSONParsed:
 		return e, nil
 	}
-	return "", InvalidParams("unknown variant `%s`, expected one of `binary`, `base58`, `base64`, `jsonParsed`, `base64+zstd`", *c.Encoding)
+	return "", InvalidParams("unknown variant `%s`, expected one of `binary`, `base58`, `base64`, `jsonParsed`, `base64+zstd`", inputlimit.Truncate(*c.Encoding, inputlimit.MaxEcho))
 }
 
 var zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))

@@ -3,6 +3,8 @@ package rpcserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"math"
 	"unicode/utf8"
 )
 
@@ -11,17 +13,34 @@ import (
 // decoding each request and then its params reads a sendTransaction body
 // (mostly one long base64 string) six or seven times; this reads it once.
 // scanValue accepts exactly what json.Valid accepts (FuzzScanValue checks
-// it), so error codes do not change.
+// it, up to the depth limit), so error codes do not change.
+//
+// The scanner recurses once per nesting level, so every entry point takes
+// the depth left (Options.MaxJSONDepth at the top): deeper input fails
+// with scanTooDeep after at most that many frames, whatever its size.
+
+// Results of scanValue besides an index.
+const (
+	scanInvalid = -1 // not JSON
+	scanTooDeep = -2 // nested deeper than allowed
+)
 
 // scanValue validates the JSON value starting at b[i] (after optional
-// whitespace) and returns the index just past it, or -1.
-func scanValue(b []byte, i int) int {
+// whitespace), nested at most depth levels, and returns the index just
+// past it, or scanInvalid or scanTooDeep.
+func scanValue(b []byte, i, depth int) int {
 	i = skipSpace(b, i)
 	if i >= len(b) {
-		return -1
+		return scanInvalid
 	}
 	switch c := b[i]; {
-	case c == '{':
+	case c == '{' || c == '[':
+		if depth <= 0 {
+			return scanTooDeep
+		}
+		if c == '[' {
+			return scanArray(b, i, depth)
+		}
 		i = skipSpace(b, i+1)
 		if i < len(b) && b[i] == '}' {
 			return i + 1
@@ -33,8 +52,8 @@ func scanValue(b []byte, i int) int {
 			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
 				return -1
 			}
-			if i = scanValue(b, i+1); i < 0 {
-				return -1
+			if i = scanValue(b, i+1, depth-1); i < 0 {
+				return i
 			}
 			if i = skipSpace(b, i); i >= len(b) {
 				return -1
@@ -43,27 +62,6 @@ func scanValue(b []byte, i int) int {
 			case ',':
 				i++
 			case '}':
-				return i + 1
-			default:
-				return -1
-			}
-		}
-	case c == '[':
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1
-		}
-		for {
-			if i = scanValue(b, i); i < 0 {
-				return -1
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return -1
-			}
-			switch b[i] {
-			case ',':
-				i++
-			case ']':
 				return i + 1
 			default:
 				return -1
@@ -81,6 +79,31 @@ func scanValue(b []byte, i int) int {
 		return scanNumber(b, i)
 	}
 	return -1
+}
+
+// scanArray validates the array starting at b[i] ('['), whose elements
+// may nest depth-1 levels.
+func scanArray(b []byte, i, depth int) int {
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i = scanValue(b, i, depth-1); i < 0 {
+			return i
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case ']':
+			return i + 1
+		default:
+			return -1
+		}
+	}
 }
 
 func skipSpace(b []byte, i int) int {
@@ -191,13 +214,31 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-// validJSON is json.Valid in one pass.
-func validJSON(b []byte) bool {
-	end := scanValue(b, 0)
-	return end >= 0 && skipSpace(b, end) == len(b)
+// checkJSON is json.Valid in one pass, with a nesting limit: it returns
+// nil, errInvalidJSON or errTooDeep.
+func checkJSON(b []byte, maxDepth int) error {
+	end := scanValue(b, 0, maxDepth)
+	switch {
+	case end == scanTooDeep:
+		return errTooDeep
+	case end < 0 || skipSpace(b, end) != len(b):
+		return errInvalidJSON
+	}
+	return nil
 }
 
-// splitArray splits a valid JSON array into its elements.
+var (
+	errInvalidJSON = errors.New("invalid JSON")
+	errTooDeep     = errors.New("JSON nested too deep")
+)
+
+// validatedDepth is the depth bound given to the scanner for input that
+// checkJSON already accepted: its nesting is bounded by the handler's
+// MaxJSONDepth, so this bound is never reached.
+const validatedDepth = math.MaxInt
+
+// splitArray splits a valid JSON array into its elements (b must have
+// passed checkJSON).
 func splitArray(b []byte) ([]json.RawMessage, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '[' {
@@ -210,7 +251,7 @@ func splitArray(b []byte) ([]json.RawMessage, bool) {
 	}
 	for {
 		start := skipSpace(b, i)
-		end := scanValue(b, start)
+		end := scanValue(b, start, validatedDepth)
 		if end < 0 {
 			return nil, false
 		}
@@ -258,7 +299,7 @@ func scanEnvelope(b []byte) (env envelope, ok bool) {
 			return env, false
 		}
 		vs := skipSpace(b, i+1)
-		ve := scanValue(b, vs)
+		ve := scanValue(b, vs, validatedDepth)
 		if ve < 0 {
 			return env, false
 		}

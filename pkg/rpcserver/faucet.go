@@ -54,7 +54,9 @@ type CreateMintResult struct {
 // EnableFaucet registers ferry_faucetInfo, ferry_createMint and
 // ferry_mintTo, which move funds out of the ledger's faucet with real,
 // signed transactions (ledger.Faucet). Only local development nodes
-// should enable them.
+// should enable them. ferry_createMint and ferry_mintTo are local-only
+// (HandleLocalOnly): browsers may call them only from
+// Options.FaucetOrigins; ferry_faucetInfo only reads.
 func (h *Handler) EnableFaucet(o FaucetOptions) {
 	h.Handle(MethodFaucetInfo, func(_ context.Context, p Params) (any, error) {
 		if err := p.Count(0, 0); err != nil {
@@ -69,8 +71,8 @@ func (h *Handler) EnableFaucet(o FaucetOptions) {
 		}
 		return out, nil
 	})
-	h.Handle(MethodCreateMint, h.faucetCreateMint)
-	h.Handle(MethodMintTo, h.faucetMintTo)
+	h.HandleLocalOnly(MethodCreateMint, h.faucetCreateMint)
+	h.HandleLocalOnly(MethodMintTo, h.faucetMintTo)
 }
 
 func (h *Handler) faucetCreateMint(ctx context.Context, p Params) (any, error) {

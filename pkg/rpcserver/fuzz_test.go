@@ -6,11 +6,13 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/spl"
 	"github.com/ferry-sh/ferry/pkg/txwire"
@@ -47,6 +49,9 @@ func checkEnvelope(t *testing.T, out []byte) {
 			if err := json.Unmarshal(e, &eo); err != nil || eo.Code == nil || eo.Message == nil {
 				t.Fatalf("bad error object: %s", e)
 			}
+			if len(*eo.Message) > maxErrorMessage+len("…") {
+				t.Fatalf("error message of %d bytes: %.200s…", len(*eo.Message), *eo.Message)
+			}
 		}
 	}
 	if t0 := bytes.TrimSpace(out); len(t0) > 0 && t0[0] == '[' {
@@ -73,7 +78,7 @@ func fuzzLedger(f *testing.F) *ledger.Ledger {
 
 func FuzzHandleBody(f *testing.F) {
 	l := fuzzLedger(f)
-	h := New(l, Options{MaxBatch: 16})
+	h := New(l, Options{MaxBatch: 16, MaxJSONDepth: testDepth, MaxResponseBytes: 4 << 10})
 	key := l.Faucet().PublicKey().String()
 	for _, s := range []string{
 		req("getSlot"),
@@ -96,11 +101,24 @@ func FuzzHandleBody(f *testing.F) {
 		`[1,"a",null,{}]`,
 		`{"jsonrpc":"2.0","id":1,"method":"getSlot","params":{"a":1}}`,
 		``, `[`, `{}`, `null`, `"x"`,
+		// Depth and size: at, over and far over the limits.
+		req("getBalance", [][][]string{{{key}}}),
+		req("getBalance", [][][][][]string{{{{{key}}}}}),
+		string(nested(testDepth + 1)),
+		strings.Repeat("[", 1<<16),
+		req("getBalance", strings.Repeat("1", 80_000)),
+		req("getSignatureStatuses", []string{strings.Repeat("z", 1000)}),
+		req("getLatestBlockhash", map[string]any{"commitment": strings.Repeat("x", 10_000)}),
+		req("getMultipleAccounts", []string{key, key, key, key, key, key, key, key, key, key, key, key, key, key, key, key, key, key, key, key}, map[string]any{"encoding": "base64"}),
+		"[" + strings.Repeat(req("getAccountInfo", key)+",", 15) + req("getAccountInfo", key) + "]",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkEnvelope(t, h.HandleBody(context.Background(), body))
+		if n := h.inFlight.used.Load(); n != 0 {
+			t.Fatalf("%d response bytes still counted in flight after %q", n, body)
+		}
 	})
 }
 
@@ -180,6 +198,15 @@ func FuzzTransactionPipeline(f *testing.F) {
 	})
 }
 
+// testDepth is the depth limit the fuzz targets use: small, so that the
+// fuzzer reaches it.
+const testDepth = 6
+
+// nested is n '[' then n ']'.
+func nested(n int) []byte {
+	return append(bytes.Repeat([]byte("["), n), bytes.Repeat([]byte("]"), n)...)
+}
+
 // FuzzSplitArray checks the fast parameter splitter against
 // encoding/json on every valid JSON array (of valid UTF-8; see
 // FuzzScanValue).
@@ -204,19 +231,32 @@ func FuzzSplitArray(f *testing.F) {
 	})
 }
 
-// FuzzScanValue checks the one-pass validator against json.Valid. The
+// FuzzScanValue checks the one-pass validator against json.Valid, and its
+// depth limit against inputlimit.CheckJSON (exact on valid JSON). The
 // scanner also rejects invalid UTF-8 inside strings (as Agave's serde
 // does), where json.Valid is lenient, so such inputs are left out.
 func FuzzScanValue(f *testing.F) {
-	for _, s := range []string{`{"a":[1,-2.5e+3,true,false,null,"\u00e9\n"]}`, `[]`, `{}`, ` 0 `, `-0.1E-2`, `"\ud800"`, `{"a" 1}`, `[1,]`, `01`, `1.`, `"\x"`, `tru`} {
+	for _, s := range []string{`{"a":[1,-2.5e+3,true,false,null,"\u00e9\n"]}`, `[]`, `{}`, ` 0 `, `-0.1E-2`, `"\ud800"`, `{"a" 1}`, `[1,]`, `01`, `1.`, `"\x"`, `tru`,
+		`[[[[]]]]`, `{"a":{"b":[{"c":[]}]}}`, `[[[[`, `["[[[[",{"{":"}"}]`, `[[[[]]]]]]`} {
 		f.Add([]byte(s))
+	}
+	for _, n := range []int{testDepth - 1, testDepth, testDepth + 1} {
+		f.Add(nested(n))
+		f.Add(nested(n)[:n]) // unclosed
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if !utf8.Valid(b) {
 			return
 		}
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		err := checkJSON(b, testDepth)
+		_, deep := inputlimit.CheckJSON(b, testDepth)
+		switch want := json.Valid(b); {
+		case want && deep == nil && err != nil:
+			t.Fatalf("checkJSON(%q) = %v, want nil", b, err)
+		case want && deep != nil && err != errTooDeep:
+			t.Fatalf("checkJSON(%q) = %v, want errTooDeep", b, err)
+		case !want && err == nil:
+			t.Fatalf("checkJSON(%q) accepted invalid JSON", b)
 		}
 		if env, ok := scanEnvelope(b); ok && json.Valid(b) {
 			var std map[string]json.RawMessage

@@ -9,6 +9,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/mr-tron/base58"
 
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	rt "github.com/ferry-sh/ferry/pkg/ledger/runtime"
 	"github.com/ferry-sh/ferry/pkg/spl"
@@ -22,8 +23,8 @@ const (
 	maxSignaturesLimit  = 1000
 	maxBlockRange       = 500_000
 	maxLargestAccounts  = 20
-	maxBase58TxLen      = 1683
-	maxBase64TxLen      = 1644
+	maxBase58TxLen      = inputlimit.MaxTransactionBase58
+	maxBase64TxLen      = inputlimit.MaxTransactionBase64
 )
 
 func (h *Handler) registerStandard() {
@@ -177,6 +178,9 @@ func (h *Handler) getAccountInfo(ctx context.Context, p Params) (any, error) {
 	if a == nil {
 		return h.wrap(slot, nil), nil
 	}
+	if err := chargeAccount(ctx, a, enc, cfg.DataSlice); err != nil {
+		return nil, err
+	}
 	ui, err := encodeAccount(a, enc, cfg.DataSlice, h.mintReader(c))
 	if err != nil {
 		return nil, err
@@ -215,6 +219,9 @@ func (h *Handler) getMultipleAccounts(ctx context.Context, p Params) (any, error
 	for i, a := range accts {
 		if a == nil {
 			continue
+		}
+		if err := chargeAccount(ctx, a, enc, cfg.DataSlice); err != nil {
+			return nil, err
 		}
 		if out[i], err = encodeAccount(a, enc, cfg.DataSlice, h.mintReader(c)); err != nil {
 			return nil, err
@@ -413,6 +420,9 @@ func (h *Handler) getTokenAccountsByOwner(ctx context.Context, p Params) (any, e
 	accts = h.VisibleAccounts(ctx, accts)
 	out := make([]uiKeyedAccount, len(accts))
 	for i, a := range accts {
+		if err := chargeAccount(ctx, a.Account, enc, cfg.DataSlice); err != nil {
+			return nil, err
+		}
 		ui, err := encodeAccount(a.Account, enc, cfg.DataSlice, h.mintReader(c))
 		if err != nil {
 			return nil, err
@@ -464,6 +474,9 @@ func (h *Handler) getFeeForMessage(ctx context.Context, p Params) (any, error) {
 	c, err := h.commitmentOnly(p, 1)
 	if err != nil {
 		return nil, err
+	}
+	if len(s) > maxBase64TxLen {
+		return nil, InvalidParam("base64 encoded solana_message::VersionedMessage too large: %d bytes (max: encoded/raw %d/%d)", len(s), maxBase64TxLen, txwire.MaxWireSize)
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
@@ -598,7 +611,7 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 	switch details {
 	case "full", "signatures", "none", "accounts":
 	default:
-		return nil, InvalidParams("unknown variant `%s`, expected one of `full`, `signatures`, `none`, `accounts`", details)
+		return nil, InvalidParams("unknown variant `%s`, expected one of `full`, `signatures`, `none`, `accounts`", inputlimit.Truncate(details, inputlimit.MaxEcho))
 	}
 	info, txs, err := h.l.Block(slot, c)
 	if err != nil {
@@ -937,7 +950,7 @@ func decodeWireTx(s, enc string) ([]byte, error) {
 			return nil, InvalidParam("invalid base64 encoding: %v", err)
 		}
 	default:
-		return nil, InvalidParam("unsupported encoding: %s. Supported encodings: base58, base64", enc)
+		return nil, InvalidParam("unsupported encoding: %s. Supported encodings: base58, base64", inputlimit.Truncate(enc, inputlimit.MaxEcho))
 	}
 	if len(b) > txwire.MaxWireSize {
 		return nil, InvalidParam("decoded %s too large: %d bytes (max: %d bytes)", what, len(b), txwire.MaxWireSize)

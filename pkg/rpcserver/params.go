@@ -9,6 +9,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 )
 
@@ -112,28 +113,31 @@ func (p Params) Pubkey(i int) (solana.PublicKey, error) {
 	return ParsePubkey(s)
 }
 
-// ParsePubkey parses a base58 public key with Agave's error.
+// ParsePubkey parses a base58 public key with Agave's error. Text longer
+// than a public key's 44 characters is refused before it is decoded.
 func ParsePubkey(s string) (solana.PublicKey, error) {
-	k, err := solana.PublicKeyFromBase58(s)
-	if err != nil || len(s) > 44 {
+	k, err := inputlimit.PublicKey(s)
+	if err != nil {
 		return solana.PublicKey{}, InvalidParam("Invalid param: Invalid")
 	}
 	return k, nil
 }
 
-// ParseSignature parses a base58 signature with Agave's error.
+// ParseSignature parses a base58 signature with Agave's error. Text longer
+// than a signature's 88 characters is refused before it is decoded.
 func ParseSignature(s string) (solana.Signature, error) {
-	sig, err := solana.SignatureFromBase58(s)
-	if err != nil || len(s) > 88 {
+	sig, err := inputlimit.Signature(s)
+	if err != nil {
 		return solana.Signature{}, InvalidParam("Invalid param: Invalid")
 	}
 	return sig, nil
 }
 
-// ParseHash parses a base58 hash with Agave's error.
+// ParseHash parses a base58 hash with Agave's error. Text longer than a
+// hash's 44 characters is refused before it is decoded.
 func ParseHash(s string) (solana.Hash, error) {
-	h, err := solana.HashFromBase58(s)
-	if err != nil || len(s) > 44 {
+	h, err := inputlimit.Hash(s)
+	if err != nil {
 		return solana.Hash{}, InvalidParam("Invalid param: Invalid")
 	}
 	return h, nil
@@ -166,9 +170,9 @@ func jsonErrorText(err error) string {
 		if te.Field != "" {
 			where = fmt.Sprintf(" for field `%s`", te.Field)
 		}
-		return fmt.Sprintf("invalid type: %s, expected %s%s", te.Value, goTypeName(te.Type.String()), where)
+		return fmt.Sprintf("invalid type: %s, expected %s%s", inputlimit.Truncate(te.Value, inputlimit.MaxEcho), goTypeName(te.Type.String()), inputlimit.Truncate(where, inputlimit.MaxEcho))
 	}
-	return strings.TrimPrefix(err.Error(), "json: ")
+	return inputlimit.Truncate(strings.TrimPrefix(err.Error(), "json: "), 256)
 }
 
 func goTypeName(t string) string {
@@ -200,7 +204,7 @@ func (c commitmentConfig) level() (ledger.Commitment, error) {
 	}
 	lv, err := ledger.ParseCommitment(*c.Commitment)
 	if err != nil {
-		return 0, InvalidParams("unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", *c.Commitment)
+		return 0, InvalidParams("unknown variant `%s`, expected one of `processed`, `confirmed`, `finalized`", inputlimit.Truncate(*c.Commitment, inputlimit.MaxEcho))
 	}
 	return lv, nil
 }

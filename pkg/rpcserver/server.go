@@ -19,12 +19,15 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/ferry-sh/ferry/pkg/httpguard"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 )
 
@@ -77,13 +80,49 @@ func InvalidParam(format string, args ...any) *Error {
 // result, or an error (an *Error chooses the code).
 type Method func(ctx context.Context, params Params) (any, error)
 
+// Default limits of a Handler (Options).
+const (
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxBatch     = 1024
+)
+
+// CodeOriginNotAllowed refuses a local-only method (LocalOnly) to a
+// browser request from an origin not in Options.FaucetOrigins.
+const CodeOriginNotAllowed = -32050
+
+// maxErrorMessage bounds an error message, whatever a method put in it, so
+// that no error repeats unbounded input.
+const maxErrorMessage = 1024
+
 // Options configure a Handler. Zero values mean the defaults.
 type Options struct {
-	// MaxBodyBytes limits a request body (default 4 MiB); larger bodies
-	// get HTTP 413.
+	// MaxBodyBytes limits a request body (DefaultMaxBodyBytes, 4 MiB);
+	// larger bodies get HTTP 413.
 	MaxBodyBytes int64
-	// MaxBatch limits the requests in one batch (default 1024).
+	// MaxBatch limits the requests in one batch (DefaultMaxBatch, 1024).
 	MaxBatch int
+	// MaxJSONDepth limits how deep a request body may nest
+	// (inputlimit.DefaultMaxJSONDepth, 127, Agave's limit); deeper bodies
+	// get -32700 Parse error before anything is decoded.
+	MaxJSONDepth int
+	// MaxResponseBytes is the response budget of one HTTP request, shared
+	// by the items of a batch (DefaultMaxResponseBytes, 16 MiB). A request
+	// whose answer would exceed it gets -32051 (CodeResponseTooLarge), as
+	// do the batch items after the budget ran out.
+	MaxResponseBytes int64
+	// MaxResponseBytesInFlight bounds the answers the handler holds at
+	// once, over all requests (default twice MaxResponseBytes,
+	// DefaultMaxResponseBytesInFlight; never less than MaxResponseBytes):
+	// a request for a big answer (a piece of 64 KiB or more) made while
+	// it is reached gets -32052 (CodeResponsesInFlight).
+	MaxResponseBytesInFlight int64
+	// FaucetOrigins are the browser origins allowed to call the local-only
+	// methods (requestAirdrop, ferry_createMint, ferry_mintTo; see
+	// LocalOnly). Requests from non-browser clients (no Origin or
+	// Sec-Fetch-Site header: the CLI, SDKs in Node, curl) are always
+	// allowed; a browser request from any other origin gets -32050
+	// (CodeOriginNotAllowed). The zero value allows no browser origin.
+	FaucetOrigins httpguard.Origins
 	// Version is reported as solana-core by getVersion and as apiVersion
 	// in contexts (default "3.0.0").
 	Version string
@@ -99,29 +138,44 @@ type Options struct {
 // Handler serves JSON-RPC for one ledger. It is an http.Handler; POST any
 // path. GET /health answers "ok" like Agave.
 type Handler struct {
-	l       *ledger.Ledger
-	opts    Options
-	log     *slog.Logger
-	mu      sync.RWMutex
-	methods map[string]Method
-	filter  atomic.Pointer[ReadFilter]
+	l         *ledger.Ledger
+	opts      Options
+	log       *slog.Logger
+	inFlight  *inFlight
+	mu        sync.RWMutex
+	methods   map[string]Method
+	localOnly map[string]bool
+	filter    atomic.Pointer[ReadFilter]
 }
 
 // New returns a handler with every standard method registered.
 func New(l *ledger.Ledger, o Options) *Handler {
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 4 << 20
+		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if o.MaxBatch <= 0 {
-		o.MaxBatch = 1024
+		o.MaxBatch = DefaultMaxBatch
 	}
+	if o.MaxJSONDepth <= 0 {
+		o.MaxJSONDepth = inputlimit.DefaultMaxJSONDepth
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.MaxResponseBytesInFlight <= 0 {
+		// Two answers of the full budget (DefaultMaxResponseBytesInFlight
+		// with the default budget).
+		o.MaxResponseBytesInFlight = 2 * o.MaxResponseBytes
+	}
+	o.MaxResponseBytesInFlight = max(o.MaxResponseBytesInFlight, o.MaxResponseBytes)
 	if o.Version == "" {
 		o.Version = "3.0.0"
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}}
+	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}, localOnly: map[string]bool{"requestAirdrop": true},
+		inFlight: &inFlight{limit: o.MaxResponseBytesInFlight}}
 	h.SetReadFilter(o.ReadFilter)
 	h.registerStandard()
 	return h
@@ -135,6 +189,32 @@ func (h *Handler) Handle(name string, m Method) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.methods[name] = m
+}
+
+// HandleLocalOnly registers or replaces a method that changes local state
+// on a development node (a faucet, a cheat code): browsers may call it only
+// from Options.FaucetOrigins. requestAirdrop is one from the start, and so
+// is every ferry_* method however it is registered, except the reads in
+// openFerryMethods.
+func (h *Handler) HandleLocalOnly(name string, m Method) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.methods[name] = m
+	h.localOnly[name] = true
+}
+
+// openFerryMethods are the ferry_* methods that only read, which browsers
+// may call from any origin.
+var openFerryMethods = map[string]bool{MethodFaucetInfo: true}
+
+// LocalOnly reports whether name is a local-only method (HandleLocalOnly).
+func (h *Handler) LocalOnly(name string) bool {
+	if strings.HasPrefix(name, "ferry_") && !openFerryMethods[name] {
+		return true
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.localOnly[name]
 }
 
 // Method returns a registered method (nil if none), e.g. to wrap it.
@@ -183,7 +263,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Used HTTP Method is not allowed. POST or OPTIONS is required", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := readBody(w, r, h.opts.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -197,14 +277,67 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.RawQuery != "" {
 		ctx = WithRequestToken(ctx, r.URL.Query().Get("token"))
 	}
-	out := h.HandleBody(ctx, body)
-	if out == nil {
+	if origin, browser := httpguard.BrowserOrigin(r); browser {
+		ctx = context.WithValue(ctx, browserKey{}, browserRequest{origin: origin})
+	}
+	parts, batch, release := h.answer(ctx, body)
+	defer release() // once the answer is written
+	if parts == nil {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Write(out)
+	// The parts are written one by one: a batch's answer is never copied
+	// into one more buffer.
+	size := len(parts) - 1
+	if batch {
+		size += 2
+	}
+	for _, p := range parts {
+		size += len(p)
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json; charset=utf-8")
+	hdr.Set("Content-Length", strconv.Itoa(size))
+	if batch {
+		io.WriteString(w, "[")
+	}
+	for i, p := range parts {
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		w.Write(p)
+	}
+	if batch {
+		io.WriteString(w, "]")
+	}
 }
+
+// bodyPrealloc bounds what readBody allocates before the bytes arrive: a
+// client that declares 4 MiB and sends a byte a second must not cost
+// 4 MiB per connection.
+const bodyPrealloc = 64 << 10
+
+// readBody reads a request body of at most limit bytes. A declared length
+// over the limit fails before anything is read; memory grows with the
+// bytes that actually arrive.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		buf.Grow(int(min(n, bodyPrealloc)))
+	}
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// browserRequest marks the context of a request a browser sent.
+type browserRequest struct{ origin string }
+
+type browserKey struct{}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, _ := json.Marshal(v)
@@ -216,43 +349,97 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // HandleBody answers a raw request body (a request or a batch). It returns
 // nil when nothing must be sent back (only notifications).
 func (h *Handler) HandleBody(ctx context.Context, body []byte) []byte {
-	if !validJSON(body) {
-		return mustMarshal(response{JSONRPC: "2.0", ID: nullID, Error: Errorf(CodeParseError, "Parse error")})
+	parts, batch, release := h.answer(ctx, body)
+	defer release()
+	switch {
+	case parts == nil:
+		return nil
+	case !batch:
+		return parts[0]
 	}
+	size := len(parts) + 1
+	for _, p := range parts {
+		size += len(p)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '[')
+	for i, p := range parts {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, p...)
+	}
+	return append(out, ']')
+}
+
+// answer returns the encoded responses to a body: one part for a single
+// request, the batch's items (without the brackets) for a batch, nil when
+// nothing must be sent back. Call release once the parts are sent: it
+// returns their bytes to the node's in-flight bound.
+func (h *Handler) answer(ctx context.Context, body []byte) (parts [][]byte, batch bool, release func()) {
+	noop := func() {}
+	one := func(e *Error) ([][]byte, bool, func()) {
+		return [][]byte{mustMarshal(response{JSONRPC: "2.0", ID: nullID, Error: e})}, false, noop
+	}
+	switch err := checkJSON(body, h.opts.MaxJSONDepth); err {
+	case nil:
+	case errTooDeep:
+		return one(&Error{Code: CodeParseError, Message: "Parse error", Data: fmt.Sprintf("JSON nested deeper than %d levels", h.opts.MaxJSONDepth)})
+	default:
+		return one(Errorf(CodeParseError, "Parse error"))
+	}
+	budget := &responseBudget{limit: h.opts.MaxResponseBytes, node: h.inFlight}
 	if items, ok := splitArray(body); ok {
 		if len(items) == 0 {
-			return mustMarshal(response{JSONRPC: "2.0", ID: nullID, Error: Errorf(CodeInvalidRequest, "Invalid request")})
+			return one(Errorf(CodeInvalidRequest, "Invalid request"))
 		}
 		if len(items) > h.opts.MaxBatch {
-			return mustMarshal(response{JSONRPC: "2.0", ID: nullID,
-				Error: Errorf(CodeInvalidRequest, "batch of %d requests exceeds the limit of %d", len(items), h.opts.MaxBatch)})
+			return one(Errorf(CodeInvalidRequest, "batch of %d requests exceeds the limit of %d", len(items), h.opts.MaxBatch))
 		}
-		resps := make([]*response, len(items))
-		h.runBatch(ctx, items, resps)
-		var out []*response
-		for _, r := range resps {
-			if r != nil {
-				out = append(out, r)
+		out := make([][]byte, len(items))
+		h.runBatch(ctx, budget, items, out)
+		parts := out[:0]
+		for _, p := range out {
+			if p != nil {
+				parts = append(parts, p)
 			}
 		}
-		if len(out) == 0 {
-			return nil
+		if len(parts) == 0 {
+			return nil, true, budget.release
 		}
-		return mustMarshal(out)
+		return parts, true, budget.release
 	}
-	r := h.handleOne(ctx, body)
+	if p := h.answerOne(ctx, budget, body); p != nil {
+		return [][]byte{p}, false, budget.release
+	}
+	return nil, false, budget.release
+}
+
+// answerOne answers one request object within the budget: the encoded
+// response, or nil for a notification.
+func (h *Handler) answerOne(ctx context.Context, budget *responseBudget, raw json.RawMessage) []byte {
+	it := &itemBudget{b: budget}
+	r := h.handleOne(context.WithValue(ctx, itemBudgetKey{}, it), raw)
 	if r == nil {
+		it.settle(0)
 		return nil
 	}
-	return marshalResponse(r)
+	out := marshalResponse(r)
+	if r.Error == nil && !it.settle(int64(len(out))) {
+		return mustMarshal(&response{JSONRPC: "2.0", ID: r.ID, Error: budget.err()})
+	}
+	if r.Error != nil {
+		it.settle(0) // errors are small and not charged
+	}
+	return out
 }
 
 // runBatch answers batch items concurrently (a batch of sends should not
 // serialize their signature checks), keeping their order.
-func (h *Handler) runBatch(ctx context.Context, items []json.RawMessage, out []*response) {
+func (h *Handler) runBatch(ctx context.Context, budget *responseBudget, items []json.RawMessage, out [][]byte) {
 	const workers = 8
 	if len(items) == 1 {
-		out[0] = h.handleOne(ctx, items[0])
+		out[0] = h.answerOne(ctx, budget, items[0])
 		return
 	}
 	var wg sync.WaitGroup
@@ -262,7 +449,7 @@ func (h *Handler) runBatch(ctx context.Context, items []json.RawMessage, out []*
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = h.handleOne(ctx, items[i])
+				out[i] = h.answerOne(ctx, budget, items[i])
 			}
 		}()
 	}
@@ -356,6 +543,19 @@ func (h *Handler) handleOne(ctx context.Context, raw json.RawMessage) (resp *res
 		}
 		return &response{JSONRPC: "2.0", ID: id, Error: Errorf(CodeMethodNotFound, "Method not found")}
 	}
+	if e := h.checkOrigin(ctx, method); e != nil {
+		if notification {
+			return nil
+		}
+		return &response{JSONRPC: "2.0", ID: id, Error: e}
+	}
+	if it, _ := ctx.Value(itemBudgetKey{}).(*itemBudget); it != nil && it.b.spent() {
+		// The batch's budget ran out: later items are not run.
+		if notification {
+			return nil
+		}
+		return &response{JSONRPC: "2.0", ID: id, Error: it.b.err()}
+	}
 	defer func() {
 		// A bug in one method must not take the node down.
 		if p := recover(); p != nil {
@@ -377,12 +577,31 @@ func (h *Handler) handleOne(ctx context.Context, raw json.RawMessage) (resp *res
 			h.log.Warn("rpc method failed", "method", method, "err", err, "elapsed", time.Since(start))
 			e = Errorf(CodeInternalError, "Internal error: %v", err)
 		}
+		if len(e.Message) > maxErrorMessage {
+			e = &Error{Code: e.Code, Message: inputlimit.Truncate(e.Message, maxErrorMessage), Data: e.Data}
+		}
 		return &response{JSONRPC: "2.0", ID: id, Error: e}
 	}
 	if result == nil {
 		result = jsonNull{}
 	}
 	return &response{JSONRPC: "2.0", ID: id, Result: result}
+}
+
+// checkOrigin refuses a local-only method to a browser request from an
+// origin the operator did not allow.
+func (h *Handler) checkOrigin(ctx context.Context, method string) *Error {
+	br, ok := ctx.Value(browserKey{}).(browserRequest)
+	if !ok || !h.LocalOnly(method) || h.opts.FaucetOrigins.Allows(br.origin) {
+		return nil
+	}
+	from := "origin " + strconv.Quote(inputlimit.Truncate(br.origin, inputlimit.MaxEcho))
+	hint := "ferry serve --allow-origin " + inputlimit.Truncate(br.origin, inputlimit.MaxEcho)
+	if br.origin == "" {
+		from, hint = "a browser page (no Origin header)", `ferry serve --allow-origin "*"`
+	}
+	return &Error{Code: CodeOriginNotAllowed, Message: fmt.Sprintf(
+		"%s changes local state and is refused to browser requests from %s; allow the origin with `%s`", method, from, hint)}
 }
 
 // jsonNull marshals as null; it stands in for a nil result, which

@@ -6,6 +6,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/mr-tron/base58"
 
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	rt "github.com/ferry-sh/ferry/pkg/ledger/runtime"
 	"github.com/ferry-sh/ferry/pkg/txwire"
@@ -29,7 +30,7 @@ func checkTxEncoding(enc *string) (string, error) {
 	case encBinary:
 		return txEncBase58, nil
 	}
-	return "", InvalidParams("unknown variant `%s`, expected one of `binary`, `base64`, `base58`, `json`, `jsonParsed`", *enc)
+	return "", InvalidParams("unknown variant `%s`, expected one of `binary`, `base64`, `base58`, `json`, `jsonParsed`", inputlimit.Truncate(*enc, inputlimit.MaxEcho))
 }
 
 type uiHeader struct {

@@ -6,18 +6,23 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
-// maxDepth is encoding/json's nesting limit.
-const maxDepth = 10000
+// MaxJSONDepth is the deepest nesting a request body may have
+// (inputlimit.DefaultMaxJSONDepth, the chain nodes' limit): the parser
+// recurses once per level, and no request of the API nests more than a few.
+const MaxJSONDepth = inputlimit.DefaultMaxJSONDepth
 
 var errSyntax = errors.New("invalid JSON")
 
 // parseJSON parses one JSON value into the generic form encoding/json's
 // Decoder produces with UseNumber (map[string]any, []any, string,
 // json.Number, bool, nil), accepting and rejecting exactly the inputs that
-// Decode (a Decoder's Decode followed by More) does, several times faster.
-// FuzzParseJSON checks the equivalence.
+// Decode (a Decoder's Decode followed by More) does, several times faster,
+// except that it refuses nesting deeper than MaxJSONDepth where
+// encoding/json allows 10000 levels. FuzzParseJSON checks the equivalence.
 func parseJSON(b []byte) (any, error) {
 	p := parser{b: b}
 	p.ws()
@@ -129,10 +134,12 @@ func (p *parser) number() (any, error) {
 	return json.Number(p.b[start:p.i]), nil
 }
 
+var tooDeepMessage = (&inputlimit.DepthError{Max: MaxJSONDepth}).Error()
+
 func (p *parser) enter() error {
 	p.depth++
-	if p.depth > maxDepth {
-		return errors.New("exceeded max depth")
+	if p.depth > MaxJSONDepth {
+		return errors.New(tooDeepMessage)
 	}
 	return nil
 }

@@ -3,9 +3,12 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
 // reference is what Decode did before parseJSON: encoding/json's Decoder
@@ -36,15 +39,48 @@ func TestParseJSONMatchesEncodingJSON(t *testing.T) {
 	for _, s := range parseSeeds {
 		checkParse(t, []byte(s))
 	}
-	deep := []byte(strings.Repeat("[", 10001) + strings.Repeat("]", 10001))
-	checkParse(t, deep)
-	checkParse(t, deep[1:len(deep)-1])
+	for _, n := range []int{MaxJSONDepth - 1, MaxJSONDepth, MaxJSONDepth + 1, 10001} {
+		deep := []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+		checkParse(t, deep)
+		checkParse(t, []byte(strings.Repeat(`{"a":`, n)+"1"+strings.Repeat("}", n)))
+	}
 }
 
+// TestDeepBodyRefused: 4 MiB of '[' is refused at the depth limit, with
+// no more allocations than 128 bytes of it.
+func TestDeepBodyRefused(t *testing.T) {
+	huge, limit := []byte(strings.Repeat("[", 4<<20)), []byte(strings.Repeat("[", MaxJSONDepth+1))
+	var dst struct{}
+	if err := Decode(huge, &dst); !errors.Is(err, ErrMalformedJSON) || !strings.Contains(err.Error(), "JSON nested deeper than 127 levels") {
+		t.Fatalf("Decode: %v", err)
+	}
+	// The least of three measurements: other goroutines' allocations can
+	// only add to one.
+	allocs := func(in []byte) float64 {
+		m := testing.AllocsPerRun(100, func() { parseJSON(in) })
+		for i := 0; i < 2; i++ {
+			m = min(m, testing.AllocsPerRun(100, func() { parseJSON(in) }))
+		}
+		return m
+	}
+	a, b := allocs(huge), allocs(limit)
+	if a > b {
+		t.Errorf("4 MiB deep: %v allocations, %d bytes deep: %v", a, len(limit), b)
+	}
+}
+
+// checkParse compares parseJSON with encoding/json, which accepts up to
+// 10000 levels where parseJSON stops after MaxJSONDepth.
 func checkParse(t *testing.T, b []byte) {
 	t.Helper()
 	want, wantOK := reference(b)
 	got, err := parseJSON(b)
+	if wantOK && err != nil && err.Error() == tooDeepMessage {
+		if _, derr := inputlimit.CheckJSON(b, MaxJSONDepth); derr == nil {
+			t.Fatalf("%q: depth error on a body within the limit", b)
+		}
+		return
+	}
 	if (err == nil) != wantOK {
 		t.Fatalf("%q: parseJSON err=%v, encoding/json ok=%v", b, err, wantOK)
 	}
@@ -57,5 +93,22 @@ func FuzzParseJSON(f *testing.F) {
 	for _, s := range parseSeeds {
 		f.Add([]byte(s))
 	}
+	for _, n := range []int{MaxJSONDepth, MaxJSONDepth + 1} {
+		f.Add([]byte(strings.Repeat("[", n) + strings.Repeat("]", n)))
+		f.Add([]byte(strings.Repeat(`{"a":[`, n/2) + strings.Repeat("]}", n/2)))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkParse(t, b) })
+}
+
+// TestErrorsDoNotEchoLongInput: a validation message quotes at most a
+// short prefix of the value it refuses.
+func TestErrorsDoNotEchoLongInput(t *testing.T) {
+	var dst struct {
+		Layer string `json:"layer" validate:"enum=base|ephemeral"`
+	}
+	err := Decode([]byte(`{"layer":"`+strings.Repeat("x", 100_000)+`"}`), &dst)
+	b, _ := json.Marshal(err)
+	if err == nil || len(b) > 400 || !strings.Contains(string(b), "…") {
+		t.Fatalf("error of %d bytes: %.300s", len(b), b)
+	}
 }

@@ -103,10 +103,20 @@ func TestJSONSchema(t *testing.T) {
 }
 
 func TestParseU64(t *testing.T) {
-	for s, want := range map[string]bool{"0": true, "18446744073709551615": true, "18446744073709551616": false, "": false, "1a": false} {
+	for s, want := range map[string]bool{"0": true, "18446744073709551615": true, "18446744073709551616": false, "": false, "1a": false,
+		"000000000000000000000000042": true, "99999999999999999999": false, strings.Repeat("9", 1<<20): false, "00": true} {
 		if _, ok := ParseU64(s); ok != want {
-			t.Errorf("ParseU64(%q) ok=%v", s, ok)
+			t.Errorf("ParseU64(%.30q) ok=%v", s, ok)
 		}
+	}
+	if n, _ := ParseU64("000000000000000000000000042"); n != 42 {
+		t.Errorf("leading zeros: %d", n)
+	}
+	// A megabyte of digits is refused without a big-number parse: no
+	// allocation at all.
+	long := strings.Repeat("9", 1<<20)
+	if a := testing.AllocsPerRun(100, func() { ParseU64(long) }); a != 0 {
+		t.Errorf("ParseU64 of 1 MiB of digits: %v allocations", a)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
+	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
 // MaxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, the largest
@@ -223,7 +223,7 @@ func (f *Field) checkString(s string, path []any) []apierr.Issue {
 				return nil
 			}
 		}
-		return []apierr.Issue{{Code: "invalid_enum_value", Message: fmt.Sprintf("Invalid enum value. Expected %s, received '%s'", quoteEnum(f.Enum), s), Path: path}}
+		return []apierr.Issue{{Code: "invalid_enum_value", Message: fmt.Sprintf("Invalid enum value. Expected %s, received '%s'", quoteEnum(f.Enum), inputlimit.Truncate(s, inputlimit.MaxEcho)), Path: path}}
 	}
 	if f.Pubkey && !IsPubkey(s) {
 		return []apierr.Issue{{Code: "custom", Message: "Invalid public key", Path: path}}
@@ -274,14 +274,20 @@ func IsDigits(s string) bool {
 	return true
 }
 
-// ParseU64 parses a digit string that must fit in a u64.
+// ParseU64 parses a digit string that must fit in a u64 (leading zeros
+// allowed). It runs in linear time whatever the length: the digits after
+// the leading zeros are parsed only when there are at most 20.
 func ParseU64(s string) (uint64, bool) {
 	if !IsDigits(s) {
 		return 0, false
 	}
-	n, ok := new(big.Int).SetString(s, 10)
-	if !ok || !n.IsUint64() {
+	s = strings.TrimLeft(s, "0")
+	if s == "" {
+		return 0, true
+	}
+	if len(s) > 20 { // u64 max has 20 digits
 		return 0, false
 	}
-	return n.Uint64(), true
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, err == nil
 }

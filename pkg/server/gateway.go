@@ -41,7 +41,7 @@ func buildGateway(o Options, s *Server) (*Node, error) {
 		}
 	}
 	s.Endpoint(KeyAPI, o.APIAddr, nil, WithWriteTimeout(APIWriteTimeout))
-	s.Endpoint(KeyRouter, o.RouterAddr, nil)
+	s.Endpoint(KeyRouter, o.RouterAddr, nil, WithAnyOriginCORS())
 	urls, err := s.Bind()
 	if err != nil {
 		return nil, err

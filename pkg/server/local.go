@@ -66,9 +66,9 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		s.OnShutdown(func(context.Context) error { return lock.Unlock() })
 	}
 	s.Endpoint(KeyAPI, o.APIAddr, nil, WithWriteTimeout(APIWriteTimeout))
-	s.Endpoint(KeyRPC, o.RPCAddr, nil)
-	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil)
-	s.Endpoint(KeyRouter, o.RouterAddr, nil)
+	s.Endpoint(KeyRPC, o.RPCAddr, nil, WithAnyOriginCORS())
+	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil, WithAnyOriginCORS())
+	s.Endpoint(KeyRouter, o.RouterAddr, nil, WithAnyOriginCORS())
 	urls, err := s.Bind()
 	if err != nil {
 		return nil, err
@@ -87,6 +87,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	p, err := localnet.Open(localnet.Config{
 		DataDir: dir, BaseSlot: o.SlotDuration, EphemeralSlot: o.EphemeralSlotDuration,
 		FinalityDepth: o.FinalityDepth, NoSync: o.NoSync, Logger: log,
+		RPC: rpcserver.Options{MaxResponseBytes: o.MaxResponseBytes, FaucetOrigins: o.AllowOrigins},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start ledgers: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/httpguard"
 	"github.com/ferry-sh/ferry/pkg/mcpserver"
 	"github.com/ferry-sh/ferry/pkg/payments"
 )
@@ -99,6 +100,17 @@ type Options struct {
 	// OnHealthChange, if set, is called when the API's health changes
 	// (a ledger halted), after the change is logged.
 	OnHealthChange func(*api.HealthResponse)
+
+	// Limits bound connections and request times on every listener.
+	Limits Limits
+	// MaxResponseBytes is the chain nodes' response budget per request
+	// (rpcserver.DefaultMaxResponseBytes when zero).
+	MaxResponseBytes int64
+	// AllowOrigins are the browser origins that may call the base and
+	// ephemeral nodes' local-only methods (requestAirdrop, ferry_createMint,
+	// ferry_mintTo); the zero value allows none (rpcserver.Options
+	// FaucetOrigins).
+	AllowOrigins httpguard.Origins
 
 	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -190,6 +202,7 @@ func Build(o Options) (*Node, error) {
 	if o.ShutdownTimeout > 0 {
 		s.SetShutdownTimeout(o.ShutdownTimeout)
 	}
+	s.SetLimits(o.Limits)
 	var (
 		n   *Node
 		err error

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ferry-sh/ferry/pkg/httpguard"
 	"github.com/ferry-sh/ferry/pkg/rpcserver"
 )
 
@@ -50,6 +51,7 @@ type Server struct {
 	log             *slog.Logger
 	addrFile        string
 	shutdownTimeout time.Duration
+	limits          Limits
 
 	mu        sync.Mutex
 	endpoints []*endpoint
@@ -67,7 +69,10 @@ type endpoint struct {
 	addr         string
 	handler      http.Handler
 	writeTimeout time.Duration
+	maxConns     int
+	cors         bool
 	ln           net.Listener
+	lim          *httpguard.LimitListener
 	srv          *http.Server
 }
 
@@ -81,16 +86,71 @@ func WithWriteTimeout(d time.Duration) EndpointOption {
 	return func(e *endpoint) { e.writeTimeout = d }
 }
 
+// WithMaxConns replaces Limits.MaxConns for this endpoint (e.g. a
+// websocket listener whose clients each hold a connection).
+func WithMaxConns(n int) EndpointOption {
+	return func(e *endpoint) { e.maxConns = n }
+}
+
+// WithAnyOriginCORS serves the endpoint with the CORS policy of a Solana
+// JSON-RPC node (httpguard.AnyOrigin): any origin, preflights answered
+// before the handler. The chain nodes and the router use it; the payments
+// API applies its own, configured policy (CORS_ORIGIN).
+func WithAnyOriginCORS() EndpointOption {
+	return func(e *endpoint) { e.cors = true }
+}
+
+// Limits bound what clients can hold on every listener of a Server. Zero
+// values mean the defaults.
+type Limits struct {
+	// MaxConns caps the open connections of each listener
+	// (httpguard.DefaultMaxConns, 1024). At the cap a new connection
+	// replaces the one idle longest, or gets 503 when all are busy.
+	MaxConns int
+	// ReadHeaderTimeout bounds reading a request's headers
+	// (rpcserver.ReadHeaderTimeout, 5 s).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included
+	// (rpcserver.ReadTimeout, 10 s).
+	ReadTimeout time.Duration
+	// IdleTimeout closes idle keep-alive connections
+	// (rpcserver.IdleTimeout, 60 s).
+	IdleTimeout time.Duration
+}
+
+func (l Limits) normalized() Limits {
+	if l.MaxConns <= 0 {
+		l.MaxConns = httpguard.DefaultMaxConns
+	}
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = rpcserver.ReadHeaderTimeout
+	}
+	if l.ReadTimeout <= 0 {
+		l.ReadTimeout = rpcserver.ReadTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = rpcserver.IdleTimeout
+	}
+	return l
+}
+
 // New returns an empty server. addrFile may be empty.
 func New(log *slog.Logger, addrFile string) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{log: log, addrFile: addrFile, shutdownTimeout: DefaultShutdownTimeout, urls: map[string]string{}}
+	return &Server{log: log, addrFile: addrFile, shutdownTimeout: DefaultShutdownTimeout, urls: map[string]string{}, limits: Limits{}.normalized()}
 }
 
 // SetShutdownTimeout changes DefaultShutdownTimeout.
 func (s *Server) SetShutdownTimeout(d time.Duration) { s.shutdownTimeout = d }
+
+// SetLimits sets the limits of every listener (call before Run).
+func (s *Server) SetLimits(l Limits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits = l.normalized()
+}
 
 // Endpoint adds an HTTP endpoint, published under key in the address file.
 // addr may use port 0. h may be nil when it is set later with SetHandler
@@ -188,9 +248,22 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		if e.handler == nil {
 			return fmt.Errorf("serve %s: no handler", e.key)
 		}
-		e.srv = rpcserver.NewHTTPServer(e.handler, s.log)
+		h := e.handler
+		if e.cors {
+			h = httpguard.AnyOrigin(h)
+		}
+		maxConns := s.limits.MaxConns
+		if e.maxConns > 0 {
+			maxConns = e.maxConns
+		}
+		e.lim = httpguard.NewLimitListener(e.ln, maxConns)
+		e.srv = rpcserver.NewHTTPServer(h, s.log)
 		e.srv.WriteTimeout = e.writeTimeout
-		s.log.Info("listening", "endpoint", e.key, "url", s.urls[e.key])
+		e.srv.ReadHeaderTimeout = s.limits.ReadHeaderTimeout
+		e.srv.ReadTimeout = s.limits.ReadTimeout
+		e.srv.IdleTimeout = s.limits.IdleTimeout
+		e.srv.ConnState = e.lim.ConnState
+		s.log.Info("listening", "endpoint", e.key, "url", s.urls[e.key], "maxConns", maxConns)
 	}
 	if s.addrFile != "" {
 		if err := writeAddrFile(s.addrFile, s.URLs()); err != nil {
@@ -201,7 +274,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	errs := make(chan error, len(s.endpoints))
 	for _, e := range s.endpoints {
 		go func() {
-			if err := e.srv.Serve(e.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := e.srv.Serve(e.lim); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errs <- fmt.Errorf("serve %s: %w", e.key, err)
 			}
 		}()
