@@ -16,6 +16,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
 	"github.com/ferry-sh/ferry/pkg/payments"
+	"github.com/ferry-sh/ferry/pkg/pubsub"
 	"github.com/ferry-sh/ferry/pkg/router"
 	"github.com/ferry-sh/ferry/pkg/rpcserver"
 )
@@ -26,6 +27,8 @@ type Local struct {
 	Pair   *localnet.Pair
 	Router *router.Registry
 	Demo   *Demo
+	// BasePubSub and EphemeralPubSub are the nodes' websocket servers.
+	BasePubSub, EphemeralPubSub *pubsub.Server
 }
 
 // dataDirEntries is everything ferry keeps in a data directory; Reset
@@ -83,10 +86,13 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	s.Endpoint(KeyRPC, o.RPCAddr, nil)
 	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil)
 	s.Endpoint(KeyRouter, o.RouterAddr, nil)
+	ps := startPubSub(o, s, p)
 	urls, err := s.Bind()
 	if err != nil {
 		return nil, err
 	}
+	ps.publish(s, urls)
+	urls = s.URLs()
 
 	demo, err := ensureDemo(context.Background(), p, o.Demo, dir, s)
 	if err != nil {
@@ -137,7 +143,13 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	for key, h := range map[string]http.Handler{KeyAPI: apiSrv, KeyRPC: p.BaseRPC, KeyEphemeral: p.EphemeralRPC, KeyRouter: routerH} {
+	var routerEP http.Handler = routerH
+	if ps.routerShared {
+		routerEP = withPubSub(routerH, ps.ephemeral)
+	}
+	for key, h := range map[string]http.Handler{
+		KeyAPI: apiSrv, KeyRPC: withPubSub(p.BaseRPC, ps.base), KeyEphemeral: withPubSub(p.EphemeralRPC, ps.ephemeral), KeyRouter: routerEP,
+	} {
 		if err := s.SetHandler(key, h); err != nil {
 			return nil, err
 		}
@@ -147,7 +159,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created,
 		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes,
 	}
-	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo}}, nil
+	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo, BasePubSub: ps.base, EphemeralPubSub: ps.ephemeral}}, nil
 }
 
 func clonePerCluster(m map[string]cluster.Overrides) map[string]cluster.Overrides {

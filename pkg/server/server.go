@@ -39,6 +39,10 @@ const (
 	KeyEphemeral = "ephemeral"
 	KeyRouter    = "router"
 	KeyAPI       = "api"
+	// KeyRPCWS and KeyEphemeralWS are the chain nodes' PubSub websocket
+	// URLs (ws://).
+	KeyRPCWS       = "rpcWs"
+	KeyEphemeralWS = "ephemeralWs"
 )
 
 // DefaultShutdownTimeout bounds how long in-flight requests may take to
@@ -65,6 +69,7 @@ type Server struct {
 type endpoint struct {
 	key          string
 	addr         string
+	scheme       string
 	handler      http.Handler
 	writeTimeout time.Duration
 	ln           net.Listener
@@ -79,6 +84,12 @@ type EndpointOption func(*endpoint)
 // answer, e.g. a send that waits for confirmation.
 func WithWriteTimeout(d time.Duration) EndpointOption {
 	return func(e *endpoint) { e.writeTimeout = d }
+}
+
+// WithScheme sets the scheme of the endpoint's published URL ("http" by
+// default; "ws" for a websocket endpoint).
+func WithScheme(scheme string) EndpointOption {
+	return func(e *endpoint) { e.scheme = scheme }
 }
 
 // New returns an empty server. addrFile may be empty.
@@ -98,7 +109,7 @@ func (s *Server) SetShutdownTimeout(d time.Duration) { s.shutdownTimeout = d }
 func (s *Server) Endpoint(key, addr string, h http.Handler, opts ...EndpointOption) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := &endpoint{key: key, addr: addr, handler: h, writeTimeout: rpcserver.WriteTimeout}
+	e := &endpoint{key: key, addr: addr, scheme: "http", handler: h, writeTimeout: rpcserver.WriteTimeout}
 	for _, o := range opts {
 		o(e)
 	}
@@ -145,6 +156,15 @@ func (s *Server) URLs() map[string]string {
 	return out
 }
 
+// SetURL publishes an extra URL under key, for a service reached
+// through another endpoint's listener (a websocket upgrade on an HTTP
+// port). Call after Bind, before Run.
+func (s *Server) SetURL(key, url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.urls[key] = url
+}
+
 // Bind listens on every endpoint's address (if not done yet) and returns
 // the URLs. Nothing is served before Run. On error the listeners bound so
 // far stay open until Run or Close.
@@ -166,7 +186,7 @@ func (s *Server) Bind() (map[string]string, error) {
 		}
 		e.ln = ln
 		s.mu.Lock()
-		s.urls[e.key] = "http://" + ln.Addr().String()
+		s.urls[e.key] = e.scheme + "://" + ln.Addr().String()
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
