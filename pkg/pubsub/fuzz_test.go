@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/ferry-sh/ferry/pkg/ledger"
@@ -82,7 +83,7 @@ func FuzzAnswer(f *testing.F) {
 			if s.subs[id] != sub || sub.id != id {
 				t.Fatalf("registry out of sync for %d", id)
 			}
-			if _, ok := sub.holders[c]; !ok {
+			if !slices.Contains(sub.holders, c) {
 				t.Fatalf("subscription %d does not list its holder", id)
 			}
 			n++

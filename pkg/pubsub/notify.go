@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -47,11 +48,12 @@ func (s *Server) processed(ev *ledger.Event) {
 	ix := &s.levels[ledger.Processed]
 	for _, tx := range ev.Txs {
 		for lv := range s.levels {
-			for sub := range s.levels[lv].sigs[tx.Signature] {
+			for _, sub := range s.levels[lv].sigs[tx.Signature] {
 				s.sendReceived(sub, ev.Slot)
 			}
 		}
-		for sub := range ix.sigs[tx.Signature] {
+		// Firing removes the subscription from the list being walked.
+		for _, sub := range slices.Clone(ix.sigs[tx.Signature]) {
 			s.fireSignature(sub, ev.Slot, txErrValue(tx.Err))
 		}
 	}
@@ -93,7 +95,7 @@ func (s *Server) committed(level ledger.Commitment, b *ledger.Block) {
 	ix := &s.levels[level]
 	if len(ix.sigs) > 0 {
 		for _, tx := range b.Transactions {
-			for sub := range ix.sigs[tx.Signature] {
+			for _, sub := range slices.Clone(ix.sigs[tx.Signature]) {
 				s.fireSignature(sub, b.Slot, txErrValue(tx.Err))
 			}
 		}
@@ -113,7 +115,7 @@ func (s *Server) accountWrites(level ledger.Commitment, slot uint64, writes []le
 	}
 	mintOf := s.mintsAt(level)
 	for _, w := range writes {
-		for sub := range ix.accounts[w.Key] {
+		for _, sub := range ix.accounts[w.Key] {
 			a := w.Account
 			if a == nil {
 				// Agave reports a deleted account as the default account.
@@ -124,7 +126,7 @@ func (s *Server) accountWrites(level ledger.Commitment, slot uint64, writes []le
 		if w.Account == nil {
 			continue // a deleted account is owned by no program
 		}
-		for sub := range ix.programs[w.Account.Owner] {
+		for _, sub := range ix.programs[w.Account.Owner] {
 			if !rpcserver.FiltersAllow(sub.filters, w.Account) {
 				continue
 			}
@@ -194,7 +196,7 @@ func (s *Server) logs(ix *levelIndex, slot uint64, txs []*ledger.TxRecord) {
 			continue
 		}
 		for _, k := range t.Message.AccountKeys {
-			for sub := range ix.logsMentions[k] {
+			for _, sub := range ix.logsMentions[k] {
 				s.deliver(sub, notification(sub.method, sub.id, withContext(slot, value())))
 			}
 		}

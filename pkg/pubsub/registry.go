@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -69,49 +70,60 @@ type subscription struct {
 	mentions bool // block: only transactions mentioning pubkey
 
 	// State, guarded by Server.mu.
-	holders      map[*conn]struct{}
-	done         bool // signature: notified, and removed
+	holders      []*conn // usually one: a slice costs far less than a map
+	done         bool    // signature: notified, and removed
 	receivedSent bool
 }
 
 // levelIndex finds the subscriptions of one commitment level that an
 // event concerns.
 type levelIndex struct {
-	accounts     map[solana.PublicKey]map[*subscription]struct{}
-	programs     map[solana.PublicKey]map[*subscription]struct{}
-	sigs         map[solana.Signature]map[*subscription]struct{}
+	// Most keys have one subscription: slices, not maps, keep a held
+	// subscription small.
+	accounts     map[solana.PublicKey][]*subscription
+	programs     map[solana.PublicKey][]*subscription
+	sigs         map[solana.Signature][]*subscription
 	logsAll      map[*subscription]struct{}
-	logsMentions map[solana.PublicKey]map[*subscription]struct{}
+	logsMentions map[solana.PublicKey][]*subscription
 	blocks       map[*subscription]struct{}
 }
 
 func newLevelIndex() levelIndex {
 	return levelIndex{
-		accounts:     map[solana.PublicKey]map[*subscription]struct{}{},
-		programs:     map[solana.PublicKey]map[*subscription]struct{}{},
-		sigs:         map[solana.Signature]map[*subscription]struct{}{},
+		accounts:     map[solana.PublicKey][]*subscription{},
+		programs:     map[solana.PublicKey][]*subscription{},
+		sigs:         map[solana.Signature][]*subscription{},
 		logsAll:      map[*subscription]struct{}{},
-		logsMentions: map[solana.PublicKey]map[*subscription]struct{}{},
+		logsMentions: map[solana.PublicKey][]*subscription{},
 		blocks:       map[*subscription]struct{}{},
 	}
 }
 
-func addTo[K comparable](m map[K]map[*subscription]struct{}, k K, s *subscription) {
-	set := m[k]
-	if set == nil {
-		set = map[*subscription]struct{}{}
-		m[k] = set
-	}
-	set[s] = struct{}{}
+func addTo[K comparable](m map[K][]*subscription, k K, s *subscription) {
+	m[k] = append(m[k], s)
 }
 
-func removeFrom[K comparable](m map[K]map[*subscription]struct{}, k K, s *subscription) {
-	if set := m[k]; set != nil {
-		delete(set, s)
-		if len(set) == 0 {
-			delete(m, k)
+func removeFrom[K comparable](m map[K][]*subscription, k K, s *subscription) {
+	list := deleteFrom(m[k], s)
+	if len(list) == 0 {
+		delete(m, k)
+		return
+	}
+	m[k] = list
+}
+
+// deleteFrom removes x from list (order is not kept).
+func deleteFrom[T comparable](list []T, x T) []T {
+	for i, y := range list {
+		if y == x {
+			last := len(list) - 1
+			list[i] = list[last]
+			var zero T
+			list[last] = zero
+			return list[:last]
 		}
 	}
+	return list
 }
 
 // index adds a new subscription to the indexes. Callers hold mu.
@@ -186,10 +198,9 @@ func (s *Server) subscribe(c *conn, sub *subscription) (uint64, error) {
 		have = sub
 		have.id = s.nextID
 		s.nextID++
-		have.holders = map[*conn]struct{}{}
 		s.index(have)
 	}
-	have.holders[c] = struct{}{}
+	have.holders = append(have.holders, c)
 	c.subs[have.id] = have
 	s.holds++
 	return have.id, nil
@@ -211,7 +222,7 @@ func (s *Server) unsubscribe(c *conn, id uint64) bool {
 // release drops c's hold on sub. Callers hold mu.
 func (s *Server) release(c *conn, sub *subscription) {
 	delete(c.subs, sub.id)
-	delete(sub.holders, c)
+	sub.holders = deleteFrom(sub.holders, c)
 	s.holds--
 	if len(sub.holders) == 0 {
 		s.unindex(sub)
@@ -221,7 +232,7 @@ func (s *Server) release(c *conn, sub *subscription) {
 // remove drops a subscription from every holder (a signature
 // subscription after its notification). Callers hold mu.
 func (s *Server) remove(sub *subscription) {
-	for c := range sub.holders {
+	for _, c := range slices.Clone(sub.holders) {
 		s.release(c, sub)
 	}
 }
@@ -238,7 +249,7 @@ func (s *Server) dropConn(c *conn) {
 
 // deliver queues msg for every holder of sub. Callers hold mu.
 func (s *Server) deliver(sub *subscription, msg []byte) {
-	for c := range sub.holders {
+	for _, c := range sub.holders {
 		c.enqueue(msg)
 		s.sent.Add(1)
 	}
