@@ -21,13 +21,13 @@ import (
 
 // env is a manual-slot ledger with a PubSub server on a test HTTP server.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	l   *ledger.Ledger
 	s   *Server
 	url string
 }
 
-func newEnv(t *testing.T, cfg ledger.Config, o Options) *env {
+func newEnv(t testing.TB, cfg ledger.Config, o Options) *env {
 	t.Helper()
 	cfg.ManualSlots = true
 	if cfg.Name == "" {
@@ -108,7 +108,7 @@ func newKey(t testing.TB) solana.PublicKey {
 // client is a raw websocket client that sends JSON-RPC and sorts what
 // comes back into responses and notifications.
 type client struct {
-	t      *testing.T
+	t      testing.TB
 	ws     *websocket.Conn
 	nextID int
 	notes  []message // notifications read while waiting for a response
@@ -277,7 +277,7 @@ func jsonEq(t *testing.T, got, want string) {
 }
 
 // waitFor polls cond until it holds (the test's deadline bounds it).
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
