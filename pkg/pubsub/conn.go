@@ -109,7 +109,7 @@ func (c *conn) answer(msg []byte) {
 }
 
 // call answers one request: nil when nothing must be sent back.
-func (c *conn) call(r request) []byte {
+func (c *conn) call(r request) (resp []byte) {
 	if r.err != nil {
 		if r.id == nil {
 			return nil
@@ -123,6 +123,16 @@ func (c *conn) call(r request) []byte {
 		}
 		return errorResponse(r.id, rpcErrorf(codeMethodNotFound, "Method not found"))
 	}
+	defer func() {
+		// A bug in one method must not take the node down.
+		if p := recover(); p != nil {
+			c.s.log.Error("pubsub method panicked", "method", r.method, "panic", p)
+			resp = nil
+			if r.id != nil {
+				resp = errorResponse(r.id, rpcErrorf(codeInternalError, "Internal error"))
+			}
+		}
+	}()
 	result, err := m(c, r.params)
 	if r.id == nil {
 		return nil

@@ -349,8 +349,19 @@ func (s *Server) notifier(ctx context.Context, obs *ledger.Observer) {
 		}
 		s.mu.Lock()
 		for i := range evs {
-			s.handleEvent(&evs[i])
+			s.handleEventSafely(&evs[i])
 		}
 		s.mu.Unlock()
 	}
+}
+
+// handleEventSafely is handleEvent that survives a bug: the event's
+// remaining notifications are lost, the node and its other clients go on.
+func (s *Server) handleEventSafely(ev *ledger.Event) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("pubsub notification panicked", "event", ev.Kind, "slot", ev.Slot, "panic", p)
+		}
+	}()
+	s.handleEvent(ev)
 }
