@@ -167,7 +167,7 @@ func TestBanner(t *testing.T) {
 		Mode: server.ModeLocal, Cluster: "local", DataDir: "/d", Created: true,
 		URLs: map[string]string{"api": "http://127.0.0.1:8080", "rpc": "http://127.0.0.1:8899", "rpcWs": "ws://127.0.0.1:8900",
 			"ephemeral": "http://127.0.0.1:7799", "ephemeralWs": "ws://127.0.0.1:7800", "router": "http://127.0.0.1:7800"},
-		MCP:  "http://127.0.0.1:8080/mcp", Validator: "V", Faucet: "F", StartupMs: 12,
+		MCP: "http://127.0.0.1:8080/mcp", Validator: "V", Faucet: "F", StartupMs: 12,
 		Demo: &server.Demo{Mint: "M", Decimals: 6, Wallets: []server.DemoWallet{
 			{Name: "alice", Address: "A", Keypair: "/d/wallets/alice.json", Lamports: 100_000_000_000, Tokens: 1_000_000_000},
 			{Name: "bob", Address: "B", Keypair: "/d/wallets/bob.json", Lamports: 100_000_000_000, Tokens: 1_000_000_000},
