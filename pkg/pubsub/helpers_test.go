@@ -226,11 +226,15 @@ func (c *client) note() message {
 }
 
 // sync is a barrier: it returns the notifications queued for the client
-// before a getVersion round trip. Whatever the notifier had done before
-// the call is in them.
+// before the answer to a request that takes the registry lock (an
+// unsubscribe of an id nobody has). The notifier holds that lock while
+// it handles a batch of events, so everything it produced for events it
+// had started on is in them.
 func (c *client) sync() []message {
 	c.t.Helper()
-	c.call("getVersion")
+	if r := c.call("accountUnsubscribe", uint64(1)<<60); r.Error == nil {
+		c.t.Fatalf("barrier: %s", r.raw)
+	}
 	out := c.notes
 	c.notes = nil
 	return out

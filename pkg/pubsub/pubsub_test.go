@@ -78,15 +78,29 @@ func TestSignatureSubscribe(t *testing.T) {
 			c := e.dial()
 			_, sig, raw := e.transfer(1_000_000)
 			id := c.subscribe("signatureSubscribe", sig.String(), map[string]any{"commitment": level})
+			// Sentinels: when their notification arrives, the notifier has
+			// handled the event that carries the transaction at that level.
+			sentinel := map[string]uint64{}
+			for _, lv := range []string{"processed", "confirmed"} {
+				sentinel[lv] = c.subscribe("logsSubscribe", map[string]any{"mentions": []string{e.l.Faucet().PublicKey().String()}}, map[string]any{"commitment": lv})
+			}
+			waitSentinel := func(lv string) {
+				t.Helper()
+				m := c.note()
+				if m.Params.Subscription != sentinel[lv] {
+					t.Fatalf("waiting for the %s event: %s", lv, m.raw)
+				}
+			}
 			rec := e.process(raw)
 			if level != "processed" {
 				// Processed but not durable: a confirmed or finalized
-				// subscription must stay silent (nothing can confirm the
-				// slot until it is advanced).
+				// subscription must stay silent.
+				waitSentinel("processed")
 				c.noNotes("before the slot is confirmed")
 				e.advance()
 			}
 			if level == "finalized" {
+				waitSentinel("confirmed")
 				c.noNotes("confirmed but not finalized")
 				e.advance()
 			}
@@ -102,6 +116,10 @@ func TestSignatureSubscribe(t *testing.T) {
 			if r := c.call("signatureUnsubscribe", id); r.Error == nil || r.Error.Message != "Invalid subscription id." {
 				t.Fatalf("unsubscribe after the notification: %s", r.raw)
 			}
+			for _, lv := range []string{"processed", "confirmed"} {
+				c.call("logsUnsubscribe", sentinel[lv])
+			}
+			c.notes = nil
 			e.advance()
 			e.advance()
 			c.noNotes("after the one-shot notification")
