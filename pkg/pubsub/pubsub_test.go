@@ -50,7 +50,7 @@ func TestRequestErrors(t *testing.T) {
 		{"getVersion", `{"jsonrpc":"2.0","id":22,"method":"getVersion"}`, `{"jsonrpc":"2.0","result":{"solana-core":"3.0.0","feature-set":0},"id":22}`},
 		{"batch", `[{"jsonrpc":"2.0","id":23,"method":"getVersion"},{"jsonrpc":"2.0","id":24,"method":"nope"},{"jsonrpc":"2.0","method":"ping"}]`,
 			`[{"jsonrpc":"2.0","result":{"solana-core":"3.0.0","feature-set":0},"id":23},{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":24}]`},
-		{"sig before bad config", `{"jsonrpc":"2.0","id":25,"method":"signatureSubscribe","params":["` + sig + `",{"commitment":1}]}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: invalid type: number, expected a string for field ` + "`commitment`" + `."},"id":25}`},
+		{"signature with a bad config", `{"jsonrpc":"2.0","id":25,"method":"signatureSubscribe","params":["` + sig + `",{"commitment":1}]}`, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: invalid type: number, expected a string for field ` + "`commitment`" + `."},"id":25}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.send(tc.req)
