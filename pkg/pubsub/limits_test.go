@@ -291,3 +291,32 @@ func TestLedgerClosed(t *testing.T) {
 		t.Fatalf("after the ledger closed: %v", err)
 	}
 }
+
+// TestNotifierFallsBehind: while the notifier is stuck (here: the test
+// holds the registry lock it needs), the ledger goes on without waiting;
+// once more than EventBuffer events are waiting the notifier is dropped,
+// every client is closed with 1013, and new clients are served again.
+func TestNotifierFallsBehind(t *testing.T) {
+	e := newEnv(t, ledger.Config{FinalityDepth: -1}, Options{EventBuffer: 4})
+	c := e.dial()
+	c.subscribe("slotSubscribe")
+	e.s.mu.Lock()
+	for i := 0; i < 5; i++ { // 15 events: frozen, confirmed, finalized
+		e.advance()
+	}
+	e.s.mu.Unlock()
+	var err error
+	for err == nil {
+		_, _, err = c.ws.Read(testCtx(t))
+	}
+	if websocket.CloseStatus(err) != websocket.StatusTryAgainLater {
+		t.Fatalf("client ended with %v, want 1013", err)
+	}
+	// A new client is notified again.
+	c2 := e.dial()
+	id := c2.subscribe("slotSubscribe")
+	e.advance()
+	if m := c2.note(); m.Params.Subscription != id {
+		t.Fatalf("after the restart: %s", m.raw)
+	}
+}
