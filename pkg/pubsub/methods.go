@@ -219,7 +219,7 @@ func parseLogsFilter(raw json.RawMessage) (logsFilter, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || len(obj) != 1 {
-		return logsFilter{}, rpcserver.InvalidParams("invalid type: %s, expected enum RpcTransactionLogsFilter", kindOf(raw))
+		return logsFilter{}, rpcserver.InvalidParams("invalid type: %s, expected enum RpcTransactionLogsFilter", rpcserver.JSONKind(raw))
 	}
 	mentions, ok := obj["mentions"]
 	if !ok {
@@ -229,7 +229,7 @@ func parseLogsFilter(raw json.RawMessage) (logsFilter, error) {
 	}
 	var addrs []string
 	if err := json.Unmarshal(mentions, &addrs); err != nil {
-		return logsFilter{}, rpcserver.InvalidParams("invalid type: %s, expected a sequence", kindOf(bytes.TrimSpace(mentions)))
+		return logsFilter{}, rpcserver.InvalidParams("invalid type: %s, expected a sequence", rpcserver.JSONKind(bytes.TrimSpace(mentions)))
 	}
 	if len(addrs) != 1 {
 		return logsFilter{}, rpcErrorf(codeInvalidParams, "Invalid Request: Only 1 address supported")
@@ -239,25 +239,6 @@ func parseLogsFilter(raw json.RawMessage) (logsFilter, error) {
 		return logsFilter{}, invalidThing("mentions")
 	}
 	return logsFilter{mentions: k}, nil
-}
-
-func kindOf(b []byte) string {
-	if len(b) == 0 {
-		return "unit"
-	}
-	switch b[0] {
-	case '"':
-		return "string"
-	case '[':
-		return "sequence"
-	case '{':
-		return "map"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 func (c *conn) logsSubscribe(p rpcserver.Params) (any, error) {
@@ -338,7 +319,7 @@ func nodeSubscribe(k kind) method {
 	}
 }
 
-// blockFilter is RpcBlockSubscribeFilter: "all" or
+// parseBlockFilter reads RpcBlockSubscribeFilter: "all" or
 // {"mentionsAccountOrProgram": address}.
 func parseBlockFilter(raw json.RawMessage) (*solana.PublicKey, error) {
 	raw = bytes.TrimSpace(raw)
@@ -351,7 +332,7 @@ func parseBlockFilter(raw json.RawMessage) (*solana.PublicKey, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || len(obj) != 1 {
-		return nil, rpcserver.InvalidParams("invalid type: %s, expected enum RpcBlockSubscribeFilter", kindOf(raw))
+		return nil, rpcserver.InvalidParams("invalid type: %s, expected enum RpcBlockSubscribeFilter", rpcserver.JSONKind(raw))
 	}
 	v, ok := obj["mentionsAccountOrProgram"]
 	if !ok {
@@ -361,7 +342,7 @@ func parseBlockFilter(raw json.RawMessage) (*solana.PublicKey, error) {
 	}
 	var addr string
 	if err := json.Unmarshal(v, &addr); err != nil {
-		return nil, rpcserver.InvalidParams("invalid type: %s, expected a string", kindOf(bytes.TrimSpace(v)))
+		return nil, rpcserver.InvalidParams("invalid type: %s, expected a string", rpcserver.JSONKind(bytes.TrimSpace(v)))
 	}
 	k, err := solana.PublicKeyFromBase58(addr)
 	if err != nil {

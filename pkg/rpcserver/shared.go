@@ -39,6 +39,10 @@ func IsBase58TooLarge(err error) bool {
 	return errors.As(err, &e) && e.Code == CodeInvalidRequest
 }
 
+// JSONKind names the JSON type of a raw value as serde's errors do
+// ("string", "map", "sequence", ...), for "invalid type" messages.
+func JSONKind(b []byte) string { return jsonKind(b) }
+
 // TransactionEncoding checks a transaction "encoding" parameter of
 // getBlock and blockSubscribe (nil: json).
 func TransactionEncoding(enc *string) (string, error) { return checkTxEncoding(enc) }
