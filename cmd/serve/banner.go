@@ -47,8 +47,14 @@ func writeBanner(w io.Writer, info *server.Info) {
 	if u, ok := info.URLs[server.KeyRPC]; ok {
 		row("Base RPC", urlStyle.Render(u))
 	}
+	if u, ok := info.URLs[server.KeyRPCWS]; ok {
+		row("Base WS", urlStyle.Render(u))
+	}
 	if u, ok := info.URLs[server.KeyEphemeral]; ok {
 		row("Ephemeral RPC", urlStyle.Render(u))
+	}
+	if u, ok := info.URLs[server.KeyEphemeralWS]; ok {
+		row("Ephemeral WS", urlStyle.Render(u))
 	}
 	row("Router", urlStyle.Render(info.URLs[server.KeyRouter]))
 	if info.Upstream != nil {

@@ -41,6 +41,8 @@ type options struct {
 	rpcAddr       string
 	ephemeralAddr string
 	routerAddr    string
+	wsAddr        string
+	erWSAddr      string
 	slotTime      time.Duration
 	erSlotTime    time.Duration
 	finalityDepth int
@@ -68,8 +70,17 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 
   payments API + MCP   http://127.0.0.1:8080  (/v1/..., /mcp, /doc, /reference)
   base-layer RPC       http://127.0.0.1:8899  (Solana JSON-RPC, 400 ms slots)
+  base-layer PubSub    ws://127.0.0.1:8900    (Solana websocket subscriptions)
   ephemeral RPC        http://127.0.0.1:7799  (the rollup, 50 ms slots)
   router               http://127.0.0.1:7800  (getRoutes, getDelegationStatus, ...)
+  ephemeral PubSub     ws://127.0.0.1:7800    (on the router's port)
+
+Each chain node serves Solana PubSub (signatureSubscribe, accountSubscribe,
+programSubscribe, logsSubscribe, slot, root and block subscriptions) at its
+RPC port + 1, where web3.js looks, and as a websocket upgrade on the RPC port
+itself. The ephemeral RPC port + 1 is the router's port: websocket upgrades
+there reach the ephemeral node, everything else the router.
+--ws-addr and --ephemeral-ws-addr move the PubSub listeners.
 
 The two chain nodes are an embedded ledger pair with a local MagicBlock
 validator between them (deposits, private transfers, queued payouts and
@@ -120,10 +131,11 @@ slot.
 
 On shutdown, in-flight requests finish (up to --shutdown-timeout), then the
 ledgers write their last slot and close. --addr-file writes the bound URLs
-as JSON ({"api": ..., "rpc": ..., "ephemeral": ..., "router": ...}) once
-everything serves, so scripts and tests can use port 0. Logs go to stderr
-(--log-format text or json); the banner goes to stdout (--output json
-prints it as JSON).`,
+as JSON ({"api": ..., "rpc": ..., "rpcWs": ..., "ephemeral": ...,
+"ephemeralWs": ..., "router": ...}) once everything serves, so scripts and
+tests can use port 0 (the websocket listeners then get free ports too).
+Logs go to stderr (--log-format text or json); the banner goes to stdout
+(--output json prints it as JSON).`,
 		Example: `  # Everything on the default ports, state in the default data directory
   ferry serve
 
@@ -152,6 +164,8 @@ prints it as JSON).`,
 	fl.StringVar(&o.rpcAddr, "rpc-addr", server.DefaultRPCAddr, "listen address of the base-layer JSON-RPC")
 	fl.StringVar(&o.ephemeralAddr, "ephemeral-addr", server.DefaultEphemeralAddr, "listen address of the ephemeral rollup's JSON-RPC")
 	fl.StringVar(&o.routerAddr, "router-addr", server.DefaultRouterAddr, "listen address of the router")
+	fl.StringVar(&o.wsAddr, "ws-addr", "", "listen address of the base layer's PubSub websocket (default: the RPC port + 1)")
+	fl.StringVar(&o.erWSAddr, "ephemeral-ws-addr", "", "listen address of the ephemeral rollup's PubSub websocket (default: its RPC port + 1, the router's port)")
 	fl.StringVar(&o.addrFile, "addr-file", "", "write the bound endpoint URLs to this JSON file")
 	fl.StringVar(&o.envFile, "env-file", "", "write the CLI's environment for these endpoints (export FERRY_RPC_URL=... lines, for `. FILE`) once everything serves; removed at exit")
 	fl.DurationVar(&o.slotTime, "slot-time", localnet.DefaultBaseSlot, "base-layer slot duration")
@@ -225,6 +239,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	if local && len(routes) > 0 {
 		return cmdutil.UsageErrorf("--route applies to gateway mode (--cluster devnet, mainnet or a URL)")
 	}
+	if !local && (o.wsAddr != "" || o.erWSAddr != "") {
+		return cmdutil.UsageErrorf("--ws-addr and --ephemeral-ws-addr apply to local mode (gateway mode runs no chain node)")
+	}
 	if !local {
 		if _, err := cluster.Resolve(clusterName, cluster.Overrides{}); err != nil {
 			return cmdutil.UsageErrorf("--cluster: %v", err)
@@ -269,6 +286,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		Cluster: clusterName, Overrides: overrides, Getenv: f.Getenv,
 		DataDir: dataDir, Reset: o.reset,
 		APIAddr: o.apiAddr, RPCAddr: o.rpcAddr, EphemeralAddr: o.ephemeralAddr, RouterAddr: o.routerAddr, AddrFile: o.addrFile,
+		WSAddr: o.wsAddr, EphemeralWSAddr: o.erWSAddr,
 		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync,
 		Demo: server.DemoOptions{Disabled: o.noDemo}, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
 		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },

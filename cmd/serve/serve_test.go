@@ -41,9 +41,15 @@ func TestServeCommand(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for _, k := range []string{"api", "rpc", "ephemeral", "router"} {
+	for _, k := range []string{"api", "rpc", "rpcWs", "ephemeral", "ephemeralWs", "router"} {
 		if urls[k] == "" {
 			t.Fatalf("address file %v lacks %s", urls, k)
+		}
+	}
+	// The websocket listeners: port 0 RPC gives them free ports of their own.
+	for _, k := range []string{"rpcWs", "ephemeralWs"} {
+		if !strings.HasPrefix(urls[k], "ws://127.0.0.1:") || urls[k] == urls["router"] {
+			t.Fatalf("%s = %q", k, urls[k])
 		}
 	}
 	resp, err := http.Get(urls["api"] + "/health")
@@ -74,7 +80,7 @@ func TestServeCommand(t *testing.T) {
 		t.Fatalf("serve: %v", err)
 	}
 	banner := out.String()
-	for _, want := range []string{urls["api"], urls["api"] + "/mcp", urls["rpc"], urls["ephemeral"], urls["router"], "Demo mint", "alice", "Ready in", "export FERRY_API_URL="} {
+	for _, want := range []string{urls["api"], urls["api"] + "/mcp", urls["rpc"], urls["rpcWs"], urls["ephemeral"], urls["ephemeralWs"], urls["router"], "Demo mint", "alice", "Ready in", "export FERRY_API_URL="} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("banner lacks %q:\n%s", want, banner)
 		}
@@ -127,6 +133,21 @@ func TestServeFlagErrors(t *testing.T) {
 	}
 }
 
+// TestServeWSFlagsInGatewayMode: the websocket flags name local chain
+// nodes, which a gateway does not run.
+func TestServeWSFlagsInGatewayMode(t *testing.T) {
+	for _, flag := range []string{"--ws-addr", "--ephemeral-ws-addr"} {
+		io, _, _, _ := iostreams.Test()
+		f := &cmdutil.Factory{IO: io, Cluster: "devnet", Getenv: func(string) string { return "" }}
+		cmd := NewCmd(f)
+		cmd.SetArgs([]string{flag, "127.0.0.1:0"})
+		var ue *cmdutil.UsageError
+		if err := cmd.Execute(); err == nil || !asUsage(err, &ue) || !strings.Contains(err.Error(), "local mode") {
+			t.Errorf("%s in gateway mode: %v, want a usage error", flag, err)
+		}
+	}
+}
+
 func asUsage(err error, target **cmdutil.UsageError) bool {
 	u, ok := err.(*cmdutil.UsageError)
 	*target = u
@@ -172,8 +193,9 @@ func TestParseRoutes(t *testing.T) {
 func TestBanner(t *testing.T) {
 	info := &server.Info{
 		Mode: server.ModeLocal, Cluster: "local", DataDir: "/d", Created: true,
-		URLs: map[string]string{"api": "http://127.0.0.1:8080", "rpc": "http://127.0.0.1:8899", "ephemeral": "http://127.0.0.1:7799", "router": "http://127.0.0.1:7800"},
-		MCP:  "http://127.0.0.1:8080/mcp", Validator: "V", Faucet: "F", StartupMs: 12,
+		URLs: map[string]string{"api": "http://127.0.0.1:8080", "rpc": "http://127.0.0.1:8899", "rpcWs": "ws://127.0.0.1:8900",
+			"ephemeral": "http://127.0.0.1:7799", "ephemeralWs": "ws://127.0.0.1:7800", "router": "http://127.0.0.1:7800"},
+		MCP: "http://127.0.0.1:8080/mcp", Validator: "V", Faucet: "F", StartupMs: 12,
 		Demo: &server.Demo{Mint: "M", Decimals: 6, Wallets: []server.DemoWallet{
 			{Name: "alice", Address: "A", Keypair: "/d/wallets/alice.json", Lamports: 100_000_000_000, Tokens: 1_000_000_000},
 			{Name: "bob", Address: "B", Keypair: "/d/wallets/bob.json", Lamports: 100_000_000_000, Tokens: 1_000_000_000},
@@ -189,6 +211,8 @@ func TestBanner(t *testing.T) {
 		"ferry serve: local cluster, data in /d (new)",
 		"Payments API   http://127.0.0.1:8080",
 		"MCP            http://127.0.0.1:8080/mcp",
+		"Base WS        ws://127.0.0.1:8900",
+		"Ephemeral WS   ws://127.0.0.1:7800",
 		"Demo mint M (6 decimals",
 		"funded at creation with 100 SOL and 1000 tokens each",
 		"  alice  A  /d/wallets/alice.json",
@@ -221,7 +245,7 @@ func TestBanner(t *testing.T) {
 			t.Errorf("gateway banner lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, "Base RPC") || strings.Contains(s, "Demo") {
+	if strings.Contains(s, "Base RPC") || strings.Contains(s, "Demo") || strings.Contains(s, " WS ") {
 		t.Errorf("gateway banner names local parts:\n%s", s)
 	}
 }

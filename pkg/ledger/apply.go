@@ -86,6 +86,9 @@ func (l *Ledger) Apply(ctx context.Context, fn func(AccountWriter) error) (uint6
 		l.working.applied = append(l.working.applied, rec)
 		l.mu.Unlock()
 		l.broadcast()
+		if l.obs.active.Load() && len(rec) > 0 {
+			l.obs.publish(Event{Kind: EventProcessed, Slot: slot, Applied: rec, Time: l.cfg.Now()})
+		}
 	})
 	if err != nil {
 		return 0, err

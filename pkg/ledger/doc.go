@@ -44,7 +44,9 @@
 // # Hooks for other components
 //
 // Subscribe delivers each durable block with its transactions and the
-// accounts they wrote; Apply makes privileged account writes (clone,
+// accounts they wrote; Observe streams every processed transaction, slot
+// end, confirmed block and finalized advance to a bounded queue the
+// ledger never waits on (PubSub builds on it); Apply makes privileged account writes (clone,
 // commit back) that land atomically in the working slot and persist with
 // it; Config.Programs registers native programs per ledger; the read
 // methods (Account, TokenAccountsByOwner, LatestBlockhash, Slot,

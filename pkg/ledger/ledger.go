@@ -88,6 +88,7 @@ type Ledger struct {
 	notifyMu sync.Mutex
 	notifyCh chan struct{}
 	subs     subscribers
+	obs      observers
 }
 
 // blockHeader is an in-memory frozen block.
@@ -388,7 +389,11 @@ func (l *Ledger) drain() {
 		for i, p := range batch[:n] {
 			outs[i] = l.executeAndCommit(p)
 		}
+		slot := l.working.slot
 		l.mu.Unlock()
+		if l.obs.active.Load() {
+			l.publishProcessed(slot, outs[:n])
+		}
 		for i, p := range batch[:n] {
 			p.done <- outs[i]
 			<-l.sem
@@ -396,6 +401,20 @@ func (l *Ledger) drain() {
 		batch = batch[n:]
 	}
 	l.broadcast()
+}
+
+// publishProcessed hands the transactions that just landed to the
+// observers (outs also holds rejections, which did not land).
+func (l *Ledger) publishProcessed(slot uint64, outs []outcome) {
+	txs := make([]*TxRecord, 0, len(outs))
+	for _, o := range outs {
+		if o.rec != nil {
+			txs = append(txs, o.rec)
+		}
+	}
+	if len(txs) > 0 {
+		l.obs.publish(Event{Kind: EventProcessed, Slot: slot, Txs: txs, Time: l.cfg.Now()})
+	}
 }
 
 // freeze ends the working slot: it becomes a block with a blockhash, is
@@ -459,8 +478,12 @@ func (l *Ledger) freeze() {
 	}
 	l.pruneFinalized()
 	l.openSlot(h)
+	root := l.finalized.slot
 	l.mu.Unlock()
 
+	if l.obs.active.Load() {
+		l.obs.publish(Event{Kind: EventFrozen, Slot: w.slot, Parent: w.parent, Root: root, Txs: w.txs, Time: l.cfg.Now()})
+	}
 	l.persistCh <- &frozenSlot{block: block, record: rec}
 }
 
@@ -503,14 +526,23 @@ func (l *Ledger) persist() {
 		if h := l.headerAt(f.block.Slot); h != nil {
 			l.confirmed = h
 		}
+		prevFinal := l.finalized.slot
 		if l.confirmed.slot >= uint64(l.cfg.FinalityDepth) {
 			if h := l.headerAt(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
 				l.finalized = h
 			}
 		}
+		final := l.finalized.slot
 		l.mu.Unlock()
 		l.broadcast()
 		l.subs.publish(f.block)
+		if l.obs.active.Load() {
+			now := l.cfg.Now()
+			l.obs.publish(Event{Kind: EventConfirmed, Slot: f.block.Slot, Block: f.block, Time: now})
+			if final > prevFinal {
+				l.obs.publish(Event{Kind: EventFinalized, Slot: final, Parent: prevFinal, Time: now})
+			}
+		}
 	}
 }
 
@@ -654,6 +686,7 @@ func (l *Ledger) Close() error {
 	<-l.persistDone
 	l.verifier.stop()
 	l.subs.closeAll()
+	l.obs.closeAll()
 	l.broadcast()
 	if err := l.store.close(); err != nil {
 		return fmt.Errorf("close ledger %s: %w", l.cfg.Name, err)

@@ -2,7 +2,11 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Subscribe delivers every block that becomes durable after the call, in
@@ -171,4 +175,180 @@ func (s *subscriber) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// Event kinds, in the order a slot goes through them.
+const (
+	// EventProcessed: transactions (Txs, each with its Writes) or the
+	// writes of one Apply call (Applied) executed in the working slot
+	// Slot. They are processed: readable at processed commitment, not yet
+	// durable.
+	EventProcessed EventKind = iota + 1
+	// EventFrozen: the working slot Slot (child of Parent, holding Txs)
+	// ended and slot Slot+1 opened; Root is the finalized slot then.
+	EventFrozen
+	// EventConfirmed: Block became durable (confirmed commitment). It
+	// carries what Subscribe delivers.
+	EventConfirmed
+	// EventFinalized: the finalized mark advanced from Parent to Slot.
+	EventFinalized
+)
+
+// Event is one step of the chain as an Observer sees it. Events are
+// shared between observers: treat them as read-only.
+type Event struct {
+	Kind EventKind
+	Slot uint64
+	// Parent is the parent slot (EventFrozen) or the previous finalized
+	// slot (EventFinalized).
+	Parent uint64
+	// Root is the finalized slot when Slot froze (EventFrozen).
+	Root    uint64
+	Txs     []*TxRecord
+	Applied []AccountWrite
+	Block   *Block
+	// Time is when the ledger published the event (Config.Now).
+	Time time.Time
+}
+
+// ErrObserverOverflow is what Observer.Next returns after the observer
+// fell more events behind than its limit: the ledger dropped it rather
+// than wait for it.
+var ErrObserverOverflow = errors.New("ledger observer fell behind")
+
+// Observe returns an Observer of every processed transaction and Apply,
+// every slot end, every confirmed block and every finalized advance from
+// now on, in order. It is the hook for live notification services
+// (PubSub).
+//
+// The ledger never waits for an observer: events are appended to the
+// observer's queue, and an observer whose queue holds more than limit
+// events is dropped (its Next returns ErrObserverOverflow). A ledger
+// nobody observes does not build events at all.
+func (l *Ledger) Observe(limit int) *Observer {
+	o := &Observer{l: l, limit: max(limit, 1), signal: make(chan struct{}, 1)}
+	l.obs.add(o)
+	return o
+}
+
+// Observer receives a ledger's events; see Ledger.Observe. Next is meant
+// for one goroutine.
+type Observer struct {
+	l      *Ledger
+	limit  int
+	signal chan struct{}
+
+	mu    sync.Mutex
+	queue []Event
+	err   error // ErrObserverOverflow or ErrClosed, reported once the queue is empty
+}
+
+// Next waits for events and returns every queued one, oldest first. It
+// returns ErrObserverOverflow once the observer fell behind, ErrClosed
+// once the ledger closed (after the last events) or the observer was
+// closed, and the context's error.
+func (o *Observer) Next(ctx context.Context) ([]Event, error) {
+	for {
+		o.mu.Lock()
+		q, err := o.queue, o.err
+		o.queue = nil
+		o.mu.Unlock()
+		if len(q) > 0 {
+			return q, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-o.signal:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close stops the observer; Next then returns ErrClosed.
+func (o *Observer) Close() {
+	o.l.obs.remove(o)
+	o.stop(ErrClosed)
+}
+
+// push queues ev, or drops the observer when it is full. It reports
+// whether the observer is still attached. Callers hold observers.mu.
+func (o *Observer) push(ev Event) bool {
+	o.mu.Lock()
+	ok := o.err == nil
+	if ok && len(o.queue) >= o.limit {
+		o.queue, o.err, ok = nil, ErrObserverOverflow, false
+	} else if ok {
+		o.queue = append(o.queue, ev)
+	}
+	o.mu.Unlock()
+	select {
+	case o.signal <- struct{}{}:
+	default:
+	}
+	return ok
+}
+
+func (o *Observer) stop(err error) {
+	o.mu.Lock()
+	if o.err == nil {
+		o.err = err
+	}
+	o.mu.Unlock()
+	select {
+	case o.signal <- struct{}{}:
+	default:
+	}
+}
+
+// observers is the set of a ledger's observers. active lets the hot path
+// skip building events with one atomic load when there are none.
+type observers struct {
+	active atomic.Bool
+	mu     sync.Mutex
+	set    []*Observer
+	closed bool
+}
+
+func (ob *observers) add(o *Observer) {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	if ob.closed {
+		o.stop(ErrClosed)
+		return
+	}
+	ob.set = append(ob.set, o)
+	ob.active.Store(true)
+}
+
+func (ob *observers) remove(o *Observer) {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	ob.set = slices.DeleteFunc(ob.set, func(x *Observer) bool { return x == o })
+	ob.active.Store(len(ob.set) > 0)
+}
+
+// publish hands ev to every observer, dropping those that fell behind.
+// It never blocks on an observer.
+func (ob *observers) publish(ev Event) {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	ob.set = slices.DeleteFunc(ob.set, func(o *Observer) bool { return !o.push(ev) })
+	ob.active.Store(len(ob.set) > 0)
+}
+
+func (ob *observers) closeAll() {
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	ob.closed = true
+	for _, o := range ob.set {
+		o.stop(ErrClosed)
+	}
+	ob.set = nil
+	ob.active.Store(false)
 }

@@ -604,14 +604,9 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	details := "full"
-	if cfg.TransactionDetails != nil {
-		details = *cfg.TransactionDetails
-	}
-	switch details {
-	case "full", "signatures", "none", "accounts":
-	default:
-		return nil, InvalidParams("unknown variant `%s`, expected one of `full`, `signatures`, `none`, `accounts`", inputlimit.Truncate(details, inputlimit.MaxEcho))
+	details, err := TransactionDetails(cfg.TransactionDetails)
+	if err != nil {
+		return nil, err
 	}
 	info, txs, err := h.l.Block(slot, c)
 	if err != nil {
@@ -620,33 +615,10 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 	if info == nil {
 		return nil, Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
 	}
-	out := map[string]any{
-		"blockhash": info.Blockhash, "previousBlockhash": info.PreviousBlockhash, "parentSlot": info.ParentSlot,
-		"blockTime": info.Time, "blockHeight": info.Height,
-	}
-	if cfg.Rewards == nil || *cfg.Rewards {
-		out["rewards"] = []any{}
-	}
-	switch details {
-	case "signatures":
-		out["signatures"] = info.Signatures
-	case "full", "accounts":
-		list := make([]any, len(txs))
-		for i, r := range txs {
-			t, err := txWithMetaUI(r, enc, cfg.MaxSupportedTransactionVersion, false)
-			if err != nil {
-				return nil, err
-			}
-			h.hideMeta(ctx, r, t)
-			if details == "accounts" {
-				list[i] = accountsOnly(t, r)
-			} else {
-				list[i] = t
-			}
-		}
-		out["transactions"] = list
-	}
-	return out, nil
+	return renderBlock(info, txs, BlockOptions{
+		Encoding: enc, Details: details, Rewards: cfg.Rewards == nil || *cfg.Rewards,
+		MaxVersion: cfg.MaxSupportedTransactionVersion,
+	}, func(r *ledger.TxRecord, t *uiTxWithMeta) { h.hideMeta(ctx, r, t) })
 }
 
 // accountsOnly is getBlock's transactionDetails "accounts" form.

@@ -16,6 +16,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
 	"github.com/ferry-sh/ferry/pkg/payments"
+	"github.com/ferry-sh/ferry/pkg/pubsub"
 	"github.com/ferry-sh/ferry/pkg/router"
 	"github.com/ferry-sh/ferry/pkg/rpcserver"
 )
@@ -26,6 +27,8 @@ type Local struct {
 	Pair   *localnet.Pair
 	Router *router.Registry
 	Demo   *Demo
+	// BasePubSub and EphemeralPubSub are the nodes' websocket servers.
+	BasePubSub, EphemeralPubSub *pubsub.Server
 }
 
 // dataDirEntries is everything ferry keeps in a data directory; Reset
@@ -69,6 +72,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	s.Endpoint(KeyRPC, o.RPCAddr, nil, WithAnyOriginCORS())
 	s.Endpoint(KeyEphemeral, o.EphemeralAddr, nil, WithAnyOriginCORS())
 	s.Endpoint(KeyRouter, o.RouterAddr, nil, WithAnyOriginCORS())
+	ps := declarePubSub(o, s)
 	urls, err := s.Bind()
 	if err != nil {
 		return nil, err
@@ -99,6 +103,12 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		log.Info("ledgers closed", "base", p.Base.Slot(ledger.Confirmed), "ephemeral", p.Ephemeral.Slot(ledger.Confirmed))
 		return nil
 	})
+
+	if err := ps.start(o, s, p); err != nil {
+		return nil, err
+	}
+	ps.publish(s, urls)
+	urls = s.URLs()
 
 	demo, demoCreated, err := ensureDemo(context.Background(), p, o.Demo, dir, s)
 	if err != nil {
@@ -161,7 +171,13 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	// cluster (kept valid across restarts by the key in the data dir).
 	svc := apiSrv.Service()
 	p.SetTokenVerifier(func(tok string) (string, error) { return svc.VerifyIssued(tok, string(cluster.Local)) })
-	for key, h := range map[string]http.Handler{KeyAPI: apiSrv, KeyRPC: p.BaseRPC, KeyEphemeral: p.EphemeralRPC, KeyRouter: routerH} {
+	var routerEP http.Handler = routerH
+	if ps.routerShared {
+		routerEP = withPubSub(routerH, ps.ephemeral)
+	}
+	for key, h := range map[string]http.Handler{
+		KeyAPI: apiSrv, KeyRPC: withPubSub(p.BaseRPC, ps.base), KeyEphemeral: withPubSub(p.EphemeralRPC, ps.ephemeral), KeyRouter: routerEP,
+	} {
 		if err := s.SetHandler(key, h); err != nil {
 			return nil, err
 		}
@@ -171,7 +187,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created, DemoCreated: demoCreated,
 		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes,
 	}
-	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo}}, nil
+	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo, BasePubSub: ps.base, EphemeralPubSub: ps.ephemeral}}, nil
 }
 
 func clonePerCluster(m map[string]cluster.Overrides) map[string]cluster.Overrides {

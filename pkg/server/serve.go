@@ -17,6 +17,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/httpguard"
 	"github.com/ferry-sh/ferry/pkg/mcpserver"
 	"github.com/ferry-sh/ferry/pkg/payments"
+	"github.com/ferry-sh/ferry/pkg/pubsub"
 )
 
 // Default listen addresses (ARCHITECTURE.md).
@@ -67,8 +68,17 @@ type Options struct {
 	// Listen addresses; port 0 picks a free port. Empty means the
 	// defaults. RPCAddr and EphemeralAddr are unused in gateway mode.
 	APIAddr, RPCAddr, EphemeralAddr, RouterAddr string
+	// WSAddr and EphemeralWSAddr are the chain nodes' PubSub listeners.
+	// Empty means the RPC port + 1 (port 0 for an RPC port 0). The
+	// ephemeral one on the router's address shares the router's listener;
+	// one equal to its node's RPC address adds no listener (the RPC port
+	// answers websocket upgrades anyway). Unused in gateway mode.
+	WSAddr, EphemeralWSAddr string
+	// PubSub tunes both nodes' websocket servers (limits, timeouts).
+	PubSub pubsub.Options
 	// AddrFile, if set, receives the bound URLs as JSON once every
-	// endpoint serves ({"api":..., "rpc":..., "ephemeral":..., "router":...}).
+	// endpoint serves ({"api":..., "rpc":..., "rpcWs":..., "ephemeral":...,
+	// "ephemeralWs":..., "router":...}).
 	AddrFile string
 
 	// SlotDuration and EphemeralSlotDuration are the ledgers' slot times
@@ -179,13 +189,26 @@ func Build(o Options) (*Node, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	o.Logger = log
-	for _, a := range []*string{&o.APIAddr, &o.RPCAddr, &o.EphemeralAddr, &o.RouterAddr} {
+	for _, a := range []*string{&o.APIAddr, &o.RPCAddr, &o.EphemeralAddr, &o.RouterAddr, &o.WSAddr, &o.EphemeralWSAddr} {
 		*a = strings.TrimSpace(*a)
 	}
 	setDefault(&o.APIAddr, DefaultAPIAddr)
 	setDefault(&o.RPCAddr, DefaultRPCAddr)
 	setDefault(&o.EphemeralAddr, DefaultEphemeralAddr)
 	setDefault(&o.RouterAddr, DefaultRouterAddr)
+	if IsLocal(o.Cluster) {
+		var err error
+		if o.WSAddr == "" {
+			if o.WSAddr, err = DeriveWSAddr(o.RPCAddr); err != nil {
+				return nil, err
+			}
+		}
+		if o.EphemeralWSAddr == "" {
+			if o.EphemeralWSAddr, err = DeriveWSAddr(o.EphemeralAddr); err != nil {
+				return nil, err
+			}
+		}
+	}
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }

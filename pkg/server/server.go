@@ -40,6 +40,10 @@ const (
 	KeyEphemeral = "ephemeral"
 	KeyRouter    = "router"
 	KeyAPI       = "api"
+	// KeyRPCWS and KeyEphemeralWS are the chain nodes' PubSub websocket
+	// URLs (ws://).
+	KeyRPCWS       = "rpcWs"
+	KeyEphemeralWS = "ephemeralWs"
 )
 
 // DefaultShutdownTimeout bounds how long in-flight requests may take to
@@ -67,6 +71,7 @@ type Server struct {
 type endpoint struct {
 	key          string
 	addr         string
+	scheme       string
 	handler      http.Handler
 	writeTimeout time.Duration
 	maxConns     int
@@ -134,6 +139,12 @@ func (l Limits) normalized() Limits {
 	return l
 }
 
+// WithScheme sets the scheme of the endpoint's published URL ("http" by
+// default; "ws" for a websocket endpoint).
+func WithScheme(scheme string) EndpointOption {
+	return func(e *endpoint) { e.scheme = scheme }
+}
+
 // New returns an empty server. addrFile may be empty.
 func New(log *slog.Logger, addrFile string) *Server {
 	if log == nil {
@@ -158,7 +169,7 @@ func (s *Server) SetLimits(l Limits) {
 func (s *Server) Endpoint(key, addr string, h http.Handler, opts ...EndpointOption) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := &endpoint{key: key, addr: addr, handler: h, writeTimeout: rpcserver.WriteTimeout}
+	e := &endpoint{key: key, addr: addr, scheme: "http", handler: h, writeTimeout: rpcserver.WriteTimeout}
 	for _, o := range opts {
 		o(e)
 	}
@@ -205,6 +216,15 @@ func (s *Server) URLs() map[string]string {
 	return out
 }
 
+// SetURL publishes an extra URL under key, for a service reached
+// through another endpoint's listener (a websocket upgrade on an HTTP
+// port). Call after Bind, before Run.
+func (s *Server) SetURL(key, url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.urls[key] = url
+}
+
 // Bind listens on every endpoint's address (if not done yet) and returns
 // the URLs. Nothing is served before Run. On error the listeners bound so
 // far stay open until Run or Close.
@@ -226,7 +246,7 @@ func (s *Server) Bind() (map[string]string, error) {
 		}
 		e.ln = ln
 		s.mu.Lock()
-		s.urls[e.key] = "http://" + ln.Addr().String()
+		s.urls[e.key] = e.scheme + "://" + ln.Addr().String()
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
