@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+
+	"github.com/ferry-sh/ferry/pkg/rpcserver"
 )
 
 // conn is one websocket client. Its reader goroutine answers requests,
@@ -18,6 +20,13 @@ import (
 type conn struct {
 	s  *Server
 	ws *websocket.Conn
+
+	// caller is the ?token= of the upgrade request ("" when none), and
+	// readCtx carries it for the read filter (rpcserver.RequestToken).
+	// Both are fixed for the connection's life; the filter verifies the
+	// token each time it decides, so one that expires stops working.
+	caller  string
+	readCtx context.Context
 
 	// subs are the subscriptions this connection holds, by id. Guarded by
 	// Server.mu.
@@ -34,9 +43,11 @@ type conn struct {
 	closeOnce sync.Once
 }
 
-// newConn registers a connection; nil once the server is closed.
-func (s *Server) newConn(ws *websocket.Conn) *conn {
-	c := &conn{s: s, ws: ws, subs: map[uint64]*subscription{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// newConn registers a connection whose upgrade request carried token
+// (its ?token=); nil once the server is closed.
+func (s *Server) newConn(ws *websocket.Conn, token string) *conn {
+	c := &conn{s: s, ws: ws, subs: map[uint64]*subscription{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		caller: token, readCtx: rpcserver.WithRequestToken(context.Background(), token)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,18 @@ type message struct {
 
 func (e *env) dial() *client {
 	e.t.Helper()
-	ws, _, err := websocket.Dial(testCtx(e.t), e.url, nil)
+	return e.dialAs("")
+}
+
+// dialAs connects with ?token=token (none when empty), as a caller of a
+// node that filters reads proves who it is.
+func (e *env) dialAs(token string) *client {
+	e.t.Helper()
+	u := e.url
+	if token != "" {
+		u += "?token=" + url.QueryEscape(token)
+	}
+	ws, _, err := websocket.Dial(testCtx(e.t), u, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -138,6 +138,15 @@ func (c *conn) accountSubscribe(p rpcserver.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f := c.s.opts.ReadFilter; f != nil {
+		// An account already hidden from this caller is refused as
+		// getAccountInfo refuses it. One that becomes hidden later is
+		// left out of the notifications instead (visibleHolders).
+		a, _ := c.s.l.Account(key, level)
+		if err := f.Check(c.readCtx, key, a); err != nil {
+			return nil, err
+		}
+	}
 	return result(c.subscribe(&subscription{
 		kind: kindAccount, level: level, pubkey: key, encoding: enc,
 		key: fmt.Sprintf("account/%s/%s/%s/%s", key, level, enc, cfg.sliceKey()),

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"errors"
 	"slices"
 
@@ -114,14 +115,20 @@ func (s *Server) accountWrites(level ledger.Commitment, slot uint64, writes []le
 		return
 	}
 	mintOf := s.mintsAt(level)
+	// Each notification is rendered once and sent to the holders allowed
+	// to read the account now (all of them without a read filter).
 	for _, w := range writes {
 		for _, sub := range ix.accounts[w.Key] {
+			to := s.visibleHolders(sub, w.Key, w.Account)
+			if len(to) == 0 {
+				continue
+			}
 			a := w.Account
 			if a == nil {
 				// Agave reports a deleted account as the default account.
 				a = &ledger.Account{Owner: spl.SystemProgramID}
 			}
-			s.deliver(sub, notification(sub.method, sub.id, withContext(slot, s.encode(a, sub.encoding, mintOf))))
+			s.deliverTo(to, notification(sub.method, sub.id, withContext(slot, s.encode(a, sub.encoding, mintOf))))
 		}
 		if w.Account == nil {
 			continue // a deleted account is owned by no program
@@ -130,8 +137,12 @@ func (s *Server) accountWrites(level ledger.Commitment, slot uint64, writes []le
 			if !rpcserver.FiltersAllow(sub.filters, w.Account) {
 				continue
 			}
+			to := s.visibleHolders(sub, w.Key, w.Account)
+			if len(to) == 0 {
+				continue
+			}
 			v := keyedAccount{Pubkey: w.Key, Account: s.encode(w.Account, sub.encoding, mintOf)}
-			s.deliver(sub, notification(sub.method, sub.id, withContext(slot, v)))
+			s.deliverTo(to, notification(sub.method, sub.id, withContext(slot, v)))
 		}
 	}
 }
@@ -231,8 +242,37 @@ func (s *Server) block(sub *subscription, b *ledger.Block) {
 	for i, r := range txs {
 		info.Signatures[i] = r.Signature
 	}
-	up := blockUpdate{Slot: b.Slot}
-	rendered, err := rpcserver.RenderBlock(info, txs, sub.block)
+	f := s.opts.ReadFilter
+	if f == nil || !showsTokenBalances(sub.block, txs) {
+		s.deliver(sub, s.blockMessage(context.Background(), nil, sub, info, txs))
+		return
+	}
+	// The token balances shown depend on who reads them, as with
+	// getBlock: one rendering per caller.
+	for _, group := range callerGroups(sub) {
+		s.deliverTo(group, s.blockMessage(group[0].readCtx, f, sub, info, txs))
+	}
+}
+
+// showsTokenBalances reports whether a block notification with options o
+// of txs would show token balances (the part a read filter can hide).
+func showsTokenBalances(o rpcserver.BlockOptions, txs []*ledger.TxRecord) bool {
+	if o.Details != "full" && o.Details != "accounts" {
+		return false
+	}
+	for _, r := range txs {
+		if r.Meta != nil && (len(r.Meta.PreTokenBalances) > 0 || len(r.Meta.PostTokenBalances) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// blockMessage renders a block notification of sub, as getBlock shows the
+// block to the caller of ctx under read filter f (nil: unfiltered).
+func (s *Server) blockMessage(ctx context.Context, f rpcserver.ReadFilter, sub *subscription, info *ledger.BlockInfo, txs []*ledger.TxRecord) []byte {
+	up := blockUpdate{Slot: info.Slot}
+	rendered, err := rpcserver.RenderBlockFor(ctx, f, info, txs, sub.block)
 	var e *rpcserver.Error
 	switch {
 	case err == nil:
@@ -240,10 +280,10 @@ func (s *Server) block(sub *subscription, b *ledger.Block) {
 	case errors.As(err, &e) && e.Code == rpcserver.CodeUnsupportedTxVersion:
 		up.Err = map[string]uint8{"UnsupportedTransactionVersion": 0}
 	default:
-		s.log.Error("render block for a notification", "slot", b.Slot, "err", err)
+		s.log.Error("render block for a notification", "slot", info.Slot, "err", err)
 		up.Err = "BlockStoreError"
 	}
-	s.deliver(sub, notification(sub.method, sub.id, withContext(b.Slot, up)))
+	return notification(sub.method, sub.id, withContext(info.Slot, up))
 }
 
 func mentions(keys []solana.PublicKey, k solana.PublicKey) bool {

@@ -249,10 +249,76 @@ func (s *Server) dropConn(c *conn) {
 
 // deliver queues msg for every holder of sub. Callers hold mu.
 func (s *Server) deliver(sub *subscription, msg []byte) {
-	for _, c := range sub.holders {
+	s.deliverTo(sub.holders, msg)
+}
+
+// deliverTo queues msg for each of conns. Callers hold mu.
+func (s *Server) deliverTo(conns []*conn, msg []byte) {
+	for _, c := range conns {
 		c.enqueue(msg)
 		s.sent.Add(1)
 	}
+}
+
+// visibleHolders returns the holders of sub whose caller may read account
+// key in state a, as the read filter decides now: sub.holders itself
+// when there is no filter, the account was deleted (a nil account is
+// shown to anyone, as getAccountInfo's null is) or every holder may; a
+// new slice, possibly empty, when some may not. The filter is asked once
+// per distinct caller, so a hundred anonymous clients of a public
+// account cost one call. Callers hold mu.
+func (s *Server) visibleHolders(sub *subscription, key solana.PublicKey, a *ledger.Account) []*conn {
+	f := s.opts.ReadFilter
+	if f == nil || a == nil {
+		return sub.holders
+	}
+	var (
+		out     []*conn         // nil while nobody is left out
+		decided map[string]bool // by caller, when there are several holders
+	)
+	for i, c := range sub.holders {
+		ok, known := decided[c.caller]
+		if !known {
+			ok = f.Check(c.readCtx, key, a) == nil
+			if len(sub.holders) > 1 {
+				if decided == nil {
+					decided = make(map[string]bool)
+				}
+				decided[c.caller] = ok
+			}
+		}
+		switch {
+		case ok && out != nil:
+			out = append(out, c)
+		case !ok && out == nil:
+			out = make([]*conn, i, len(sub.holders))
+			copy(out, sub.holders[:i])
+		}
+	}
+	if out == nil {
+		return sub.holders
+	}
+	return out
+}
+
+// callerGroups splits the holders of sub by caller (the ?token= of their
+// connection), in the order of their first holder. Callers hold mu.
+func callerGroups(sub *subscription) [][]*conn {
+	if len(sub.holders) == 1 {
+		return [][]*conn{sub.holders}
+	}
+	at := make(map[string]int, len(sub.holders))
+	var groups [][]*conn
+	for _, c := range sub.holders {
+		i, ok := at[c.caller]
+		if !ok {
+			i = len(groups)
+			at[c.caller] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], c)
+	}
+	return groups
 }
 
 // signatureResult is ProcessedSignatureResult.

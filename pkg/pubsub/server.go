@@ -16,6 +16,11 @@
 // A Server is an http.Handler for websocket upgrades; serve it on its own
 // listener (the RPC port + 1, where web3.js looks) and route upgrades on
 // the RPC port to it (IsUpgrade).
+//
+// On a node whose JSON-RPC hides accounts from some callers (a rollup's
+// private accounts), Options.ReadFilter makes PubSub hide the same ones
+// from the same callers, checked for each connection when its
+// notification is sent.
 package pubsub
 
 import (
@@ -33,6 +38,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/rpcserver"
 )
 
 // Defaults of Options.
@@ -99,6 +105,18 @@ type Options struct {
 	FeatureSet uint32
 	// Logger receives connection errors (default: discard).
 	Logger *slog.Logger
+	// ReadFilter, if set, applies the node's JSON-RPC read rules to
+	// PubSub (the ephemeral node's private accounts): pass the function
+	// the node's rpcserver.Handler filters with. A connection's caller is
+	// the ?token= of its upgrade request (rpcserver.WithRequestToken), as
+	// an HTTP request's is. accountSubscribe of an account the caller may
+	// not read is refused with the filter's error (-32090, as
+	// getAccountInfo); account and program notifications of an account
+	// the caller may not read at that moment are not sent to it; block
+	// notifications leave out the token balances of such accounts (as
+	// getBlock). Logs and signatures are not filtered (nor are they over
+	// HTTP). nil filters nothing and costs nothing.
+	ReadFilter rpcserver.ReadFilter
 }
 
 func (o Options) normalized() Options {
@@ -249,7 +267,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(s.opts.MaxMessageBytes)
-	c := s.newConn(ws)
+	c := s.newConn(ws, r.URL.Query().Get("token"))
 	if c == nil {
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return

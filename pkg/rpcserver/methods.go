@@ -615,10 +615,10 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 	if info == nil {
 		return nil, Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
 	}
-	return renderBlock(info, txs, BlockOptions{
+	return RenderBlockFor(ctx, h.readFilter(), info, txs, BlockOptions{
 		Encoding: enc, Details: details, Rewards: cfg.Rewards == nil || *cfg.Rewards,
 		MaxVersion: cfg.MaxSupportedTransactionVersion,
-	}, func(r *ledger.TxRecord, t *uiTxWithMeta) { h.hideMeta(ctx, r, t) })
+	})
 }
 
 // accountsOnly is getBlock's transactionDetails "accounts" form.

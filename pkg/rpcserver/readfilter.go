@@ -78,13 +78,15 @@ func (h *Handler) SetReadFilter(f ReadFilter) {
 //   - CheckRead for an account obtained otherwise (a simulation's
 //     post-state).
 
-// CheckRead applies the read filter to one account (nil passes).
-func (h *Handler) CheckRead(ctx context.Context, key solana.PublicKey, a *ledger.Account) error {
-	f := h.filter.Load()
+// Check applies f to one account: nil when f is nil, the account is
+// missing (nil) or f shows it; otherwise the error as a JSON-RPC *Error
+// (-32090 unless f chose another code). Other front ends of a ledger
+// (pkg/pubsub) filter with it as the Handler does.
+func (f ReadFilter) Check(ctx context.Context, key solana.PublicKey, a *ledger.Account) error {
 	if f == nil || a == nil {
 		return nil
 	}
-	err := (*f)(ctx, key, a)
+	err := f(ctx, key, a)
 	if err == nil {
 		return nil
 	}
@@ -93,6 +95,19 @@ func (h *Handler) CheckRead(ctx context.Context, key solana.PublicKey, a *ledger
 		return e
 	}
 	return &Error{Code: CodeAccountAccessDenied, Message: err.Error()}
+}
+
+// readFilter is the installed filter (nil when none).
+func (h *Handler) readFilter() ReadFilter {
+	if f := h.filter.Load(); f != nil {
+		return *f
+	}
+	return nil
+}
+
+// CheckRead applies the read filter to one account (nil passes).
+func (h *Handler) CheckRead(ctx context.Context, key solana.PublicKey, a *ledger.Account) error {
+	return h.readFilter().Check(ctx, key, a)
 }
 
 // ReadAccount reads key at commitment c through the read filter. A missing
@@ -137,8 +152,8 @@ func (h *Handler) VisibleAccounts(ctx context.Context, accts []ledger.KeyedAccou
 // accounts the caller may not read: a private balance must not leak
 // through the metadata of a transaction that touched it. Entries whose
 // account cannot be named are dropped too.
-func (h *Handler) visibleTokenBalances(ctx context.Context, keys []solana.PublicKey, tbs []uiTokenBalance) []uiTokenBalance {
-	if h.filter.Load() == nil || len(tbs) == 0 {
+func (f ReadFilter) visibleTokenBalances(ctx context.Context, keys []solana.PublicKey, tbs []uiTokenBalance) []uiTokenBalance {
+	if f == nil || len(tbs) == 0 {
 		return tbs
 	}
 	out := make([]uiTokenBalance, 0, len(tbs))
@@ -149,7 +164,7 @@ func (h *Handler) visibleTokenBalances(ctx context.Context, keys []solana.Public
 		// What the filter needs of the account: its program, mint and
 		// owner (the balance itself is what is being protected).
 		a := &ledger.Account{Owner: tb.ProgramID, Data: spl.TokenAccount{Mint: tb.Mint, Owner: tb.Owner, State: spl.StateInitialized}.Encode()}
-		if h.CheckRead(ctx, keys[tb.AccountIndex], a) == nil {
+		if f.Check(ctx, keys[tb.AccountIndex], a) == nil {
 			out = append(out, tb)
 		}
 	}
@@ -158,25 +173,31 @@ func (h *Handler) visibleTokenBalances(ctx context.Context, keys []solana.Public
 
 // hideSimulated applies visibleTokenBalances to a simulation result.
 func (h *Handler) hideSimulated(ctx context.Context, keys []solana.PublicKey, u *uiSimulate) {
-	if u == nil || h.filter.Load() == nil {
+	f := h.readFilter()
+	if u == nil || f == nil {
 		return
 	}
-	u.PreTokenBalances = h.visibleTokenBalances(ctx, keys, u.PreTokenBalances)
-	u.PostTokenBalances = h.visibleTokenBalances(ctx, keys, u.PostTokenBalances)
+	u.PreTokenBalances = f.visibleTokenBalances(ctx, keys, u.PreTokenBalances)
+	u.PostTokenBalances = f.visibleTokenBalances(ctx, keys, u.PostTokenBalances)
 }
 
 // hideMeta applies visibleTokenBalances to a landed transaction's
 // metadata.
-func (h *Handler) hideMeta(ctx context.Context, r *ledger.TxRecord, t *uiTxWithMeta) {
-	if t == nil || t.Meta == nil || h.filter.Load() == nil {
+func (f ReadFilter) hideMeta(ctx context.Context, r *ledger.TxRecord, t *uiTxWithMeta) {
+	if t == nil || t.Meta == nil || f == nil {
 		return
 	}
 	var keys []solana.PublicKey
 	if tx, err := r.Transaction(); err == nil {
 		keys = tx.Message.AccountKeys
 	}
-	t.Meta.PreTokenBalances = h.visibleTokenBalances(ctx, keys, t.Meta.PreTokenBalances)
-	t.Meta.PostTokenBalances = h.visibleTokenBalances(ctx, keys, t.Meta.PostTokenBalances)
+	t.Meta.PreTokenBalances = f.visibleTokenBalances(ctx, keys, t.Meta.PreTokenBalances)
+	t.Meta.PostTokenBalances = f.visibleTokenBalances(ctx, keys, t.Meta.PostTokenBalances)
+}
+
+// hideMeta is ReadFilter.hideMeta with the installed filter.
+func (h *Handler) hideMeta(ctx context.Context, r *ledger.TxRecord, t *uiTxWithMeta) {
+	h.readFilter().hideMeta(ctx, r, t)
 }
 
 // errorData is the simulation a preflight failure carries, if err is one.

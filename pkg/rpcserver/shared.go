@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"context"
 	"errors"
 
 	"github.com/gagliardetto/solana-go"
@@ -79,6 +80,16 @@ type BlockOptions struct {
 // allow.
 func RenderBlock(info *ledger.BlockInfo, txs []*ledger.TxRecord, o BlockOptions) (map[string]any, error) {
 	return renderBlock(info, txs, o, nil)
+}
+
+// RenderBlockFor is RenderBlock as getBlock shows it to the caller of
+// ctx when f filters reads: pre- and postTokenBalances of accounts f hides
+// from that caller are left out. A nil f is RenderBlock.
+func RenderBlockFor(ctx context.Context, f ReadFilter, info *ledger.BlockInfo, txs []*ledger.TxRecord, o BlockOptions) (map[string]any, error) {
+	if f == nil {
+		return renderBlock(info, txs, o, nil)
+	}
+	return renderBlock(info, txs, o, func(r *ledger.TxRecord, t *uiTxWithMeta) { f.hideMeta(ctx, r, t) })
 }
 
 // renderBlock is RenderBlock with hide, if set, applied to each

@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/ferry-sh/ferry/pkg/httpguard"
+	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/pubsub"
 	"github.com/ferry-sh/ferry/pkg/rpcserver"
 )
 
@@ -258,5 +261,127 @@ func TestLimitsDefaults(t *testing.T) {
 		if e.cors != (e.key != KeyAPI) {
 			t.Errorf("%s: any-origin CORS %v", e.key, e.cors)
 		}
+	}
+}
+
+// TestConnectionCapKeepsWebsockets: a websocket is a hijacked, busy
+// connection, never the "idle" one a new connection replaces at the
+// cap. N live websockets on a listener capped at N+1 survive a stream of
+// plain keep-alive HTTP connections (each replacing the previous idle
+// one) and still answer and receive notifications; with the cap all
+// websockets, a new connection is refused rather than one of them cut.
+func TestConnectionCapKeepsWebsockets(t *testing.T) {
+	const sockets = 3
+	l, err := ledger.Open(ledger.Config{Name: "cap", ManualSlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	ps := pubsub.New(l, pubsub.Options{})
+	t.Cleanup(func() { ps.Close() })
+	s := New(nil, "")
+	s.SetLimits(Limits{MaxConns: sockets + 1})
+	// The shape of a chain node's RPC port: CORS, upgrades to PubSub.
+	s.Endpoint("rpc", "127.0.0.1:0", withPubSub(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok"))
+	}), ps), WithAnyOriginCORS())
+	httpURL := runServer(t, s)["rpc"]
+	addr := strings.TrimPrefix(httpURL, "http://")
+	lim := s.endpoints[0].lim
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	dial := func() *websocket.Conn {
+		t.Helper()
+		ws, _, err := websocket.Dial(ctx, "ws://"+addr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.CloseNow() })
+		return ws
+	}
+	call := func(ws *websocket.Conn, req string) string {
+		t.Helper()
+		if err := ws.Write(ctx, websocket.MessageText, []byte(req)); err != nil {
+			t.Fatalf("websocket write: %v", err)
+		}
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("websocket read: %v", err)
+		}
+		return string(b)
+	}
+	var wss []*websocket.Conn
+	for i := 0; i < sockets; i++ {
+		ws := dial()
+		if r := call(ws, `{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}`); !strings.Contains(r, `"result":0`) {
+			t.Fatalf("slotSubscribe: %s", r)
+		}
+		wss = append(wss, ws)
+	}
+	waitFor(t, "the websockets to be hijacked", func() bool { return lim.Stats().Busy == sockets })
+
+	// Plain keep-alive connections, each left idle after one request:
+	// every one past the cap replaces the previous idle one.
+	const plain = 3 * (sockets + 1)
+	for i := 0; i < plain; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("plain connection %d: %v %v", i, resp, err)
+		}
+		resp.Body.Close()
+		// The server marks it idle after the response: wait, so that the
+		// next connection finds an idle one to replace.
+		waitFor(t, "the request to end", func() bool { return lim.Stats().Busy == sockets })
+	}
+	if st := lim.Stats(); st.Open != sockets+1 || st.Busy != sockets || st.Refused != 0 || st.Evicted != plain-1 {
+		t.Fatalf("after %d plain connections: %+v", plain, st)
+	}
+
+	// Every websocket is alive: it answers, and is notified.
+	for i, ws := range wss {
+		if r := call(ws, `{"jsonrpc":"2.0","id":2,"method":"getVersion"}`); !strings.Contains(r, `"solana-core"`) {
+			t.Fatalf("websocket %d: %s", i, r)
+		}
+	}
+	if _, err := l.AdvanceSlot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, ws := range wss {
+		_, b, err := ws.Read(ctx)
+		if err != nil || !strings.Contains(string(b), `"slotNotification"`) {
+			t.Fatalf("websocket %d after the plain connections: %s %v", i, b, err)
+		}
+	}
+
+	// One more websocket replaces the last idle plain connection; with
+	// the cap full of websockets a new connection is refused (503), none
+	// of them cut.
+	last := dial()
+	if r := call(last, `{"jsonrpc":"2.0","id":1,"method":"getVersion"}`); !strings.Contains(r, `"solana-core"`) {
+		t.Fatalf("websocket %d: %s", sockets, r)
+	}
+	waitFor(t, "the cap full of websockets", func() bool { return lim.Stats().Busy == sockets+1 })
+	resp, err := http.Get(httpURL + "/")
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err == nil && resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a connection past a cap of websockets: %d", resp.StatusCode)
+	}
+	for i, ws := range append(wss, last) {
+		if r := call(ws, `{"jsonrpc":"2.0","id":3,"method":"getVersion"}`); !strings.Contains(r, `"solana-core"`) {
+			t.Fatalf("websocket %d after the refusal: %s", i, r)
+		}
+	}
+	if st := lim.Stats(); st.Open != sockets+1 || st.Refused != 1 || st.Evicted != plain {
+		t.Fatalf("stats %+v", st)
 	}
 }

@@ -74,7 +74,9 @@ type Options struct {
 	// one equal to its node's RPC address adds no listener (the RPC port
 	// answers websocket upgrades anyway). Unused in gateway mode.
 	WSAddr, EphemeralWSAddr string
-	// PubSub tunes both nodes' websocket servers (limits, timeouts).
+	// PubSub tunes both nodes' websocket servers (limits, timeouts). The
+	// ephemeral node's ReadFilter is always the rollup's own (its private
+	// accounts), whatever is set here.
 	PubSub pubsub.Options
 	// AddrFile, if set, receives the bound URLs as JSON once every
 	// endpoint serves ({"api":..., "rpc":..., "rpcWs":..., "ephemeral":...,

@@ -95,7 +95,11 @@ func (ps *localPubSub) start(o Options, s *Server, p *localnet.Pair) error {
 	if popts.Logger == nil {
 		popts.Logger = o.Logger
 	}
-	ps.base, ps.ephemeral = pubsub.New(p.Base, popts), pubsub.New(p.Ephemeral, popts)
+	// The rollup's PubSub hides what its JSON-RPC hides, from the same
+	// callers (the ?token= of the upgrade, on any of its endpoints).
+	erOpts := popts
+	erOpts.ReadFilter = p.ReadFilter()
+	ps.base, ps.ephemeral = pubsub.New(p.Base, popts), pubsub.New(p.Ephemeral, erOpts)
 	// Registered after the ledgers' closer, so it runs before it: clients
 	// are told goodbye while the ledgers still run.
 	s.OnShutdown(func(context.Context) error {
