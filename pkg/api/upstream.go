@@ -212,10 +212,19 @@ const (
 // cluster, see Cluster.Audience) and returns the wallet it was issued to:
 // how ferry's own rollup (localnet.Pair.SetTokenVerifier) checks the
 // ?token= of its readers.
+//
+// token may be the login response's "<wallet>.<token>" form as well as
+// the bare token: what a client holds after POST /v1/spl/login works as
+// the rollup's ?token= without unwrapping, and a wallet prefix that is not
+// the token's subject is refused.
 func (s *Service) VerifyIssued(token, audience string) (string, error) {
-	c, err := s.auth.VerifyFor(token, audience)
+	prefix, inner := auth.SplitToken(token)
+	c, err := s.auth.VerifyFor(inner, audience)
 	if err != nil {
 		return "", err
+	}
+	if prefix != "" && prefix != c.Subject {
+		return "", fmt.Errorf("the token is bound to %s, not %s", c.Subject, prefix)
 	}
 	return c.Subject, nil
 }

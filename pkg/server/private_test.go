@@ -16,6 +16,7 @@ import (
 	"github.com/gagliardetto/solana-go"
 	"github.com/mr-tron/base58"
 
+	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/espl"
 	"github.com/ferry-sh/ferry/pkg/keyfile"
@@ -142,6 +143,20 @@ func TestPrivateReadsServed(t *testing.T) {
 	}
 	if err := read(aliceTok); err != nil {
 		t.Fatalf("alice reads her rollup ATA: %v", err)
+	}
+	// The login response's own "<wallet>.<token>" form works as it is; a
+	// wallet prefix that is not the token's subject does not.
+	c, err := chainclient.New(erURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WithToken(aliceTok).GetTokenAccountBalance(context.Background(), ata, chainclient.Confirmed); err != nil {
+		t.Fatalf("alice reads her rollup ATA with the login response's token: %v", err)
+	}
+	bobWallet, _ := auth.SplitToken(bobTok)
+	_, err = c.WithToken(bobWallet+"."+rollupToken(aliceTok)).GetTokenAccountBalance(context.Background(), ata, chainclient.Confirmed)
+	if !chainclient.IsAccessDenied(err) {
+		t.Fatalf("alice's token under bob's name: %v", err)
 	}
 	for name, tok := range map[string]string{"no token": "", "bob's token": bobTok, "garbage": "x.y"} {
 		var re *chainclient.RPCError
