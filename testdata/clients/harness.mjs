@@ -6,6 +6,7 @@
 // FERRY_BIN names the ferry binary (.ci/run builds it).
 
 import { spawn } from 'node:child_process';
+import { createPrivateKey, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -112,4 +113,45 @@ export function withTimeout(p, ms, what) {
     t = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(t));
+}
+
+const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/** base58 encodes bytes (Bitcoin alphabet, as Solana uses). */
+export function base58(bytes) {
+  let n = 0n;
+  for (const b of bytes) n = n * 256n + BigInt(b);
+  let out = '';
+  while (n > 0n) {
+    out = ALPHABET[Number(n % 58n)] + out;
+    n /= 58n;
+  }
+  for (const b of bytes) {
+    if (b !== 0) break;
+    out = '1' + out;
+  }
+  return out;
+}
+
+/**
+ * login runs the payments API's challenge -> sign -> login exchange for a
+ * 64-byte Solana secret key and returns the bearer token, which the local
+ * rollup accepts as ?token= (it shows private accounts only to their owner,
+ * as a TEE rollup does).
+ */
+export async function login(api, secretKey) {
+  const pubkey = base58(secretKey.slice(32));
+  const ch = await (await fetch(`${api}/v1/spl/challenge?pubkey=${pubkey}`)).json();
+  if (!ch.challenge) throw new Error(`challenge: ${JSON.stringify(ch)}`);
+  // PKCS#8 wrapping of a raw ed25519 seed, for node:crypto.
+  const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(secretKey.slice(0, 32))]);
+  const key = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  const signature = base58(sign(null, Buffer.from(ch.challenge, 'utf8'), key));
+  const res = await fetch(`${api}/v1/spl/login`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ pubkey, challenge: ch.challenge, signature }),
+  });
+  const out = await res.json();
+  if (!out.token) throw new Error(`login: ${res.status} ${JSON.stringify(out)}`);
+  return out.token;
 }

@@ -74,9 +74,9 @@ test('kit: airdrop and a SOL transfer confirmed through rpcSubscriptions', async
   const { value } = await nodes.base.rpc.getBalance(payer.address, { commitment: 'confirmed' }).send();
   assert.equal(value, 5_000_000_000n);
   const to = await generateKeyPairSigner();
-  await send(nodes.base, payer, [getTransferSolInstruction({ source: payer, destination: to.address, amount: 42_000n })]);
+  await send(nodes.base, payer, [getTransferSolInstruction({ source: payer, destination: to.address, amount: 1_000_000n })]);
   const got = await nodes.base.rpc.getBalance(to.address, { commitment: 'confirmed' }).send();
-  assert.equal(got.value, 42_000n);
+  assert.equal(got.value, 1_000_000n);
 });
 
 test('kit: a mint, an ATA, mintTo and transferChecked with @solana-program/token', async () => {
