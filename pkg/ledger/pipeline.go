@@ -279,6 +279,7 @@ type execResult struct {
 	work   []*Account // accounts after execution
 	writes []AccountWrite
 	loaded uint32
+	budget rt.Budget
 }
 
 // Compute cost model constants (Agave cost_model), for meta.costUnits.
@@ -321,6 +322,7 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		res.reject = berr
 		return res
 	}
+	res.budget = budget
 	fee := satAdd(satMul(uint64(l.cfg.LamportsPerSignature), uint64(len(tx.Signatures))), budget.PriorityFee())
 	payer := src.get(keys[0])
 	if payer == nil && fee == 0 && l.cfg.AllowUnfundedFeePayers {
@@ -355,10 +357,9 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 	for _, k := range keys {
 		upgradeable = upgradeable || k == rt.BPFLoaderUpgradeableID
 	}
-	for i, k := range keys {
+	for i := range keys {
 		signer[i] = msg.IsSigner(i)
-		// Agave demotes writes to reserved accounts and to invoked programs.
-		writable[i] = i == 0 || (msg.IsWritable(i) && !reservedKeys[k] && !(called[i] && !upgradeable))
+		writable[i] = writableAt(msg, i, called[i], upgradeable)
 	}
 	balances := make([]uint64, 2*n)
 	meta := &TxMeta{Fee: fee, PreBalances: balances[:n:n], PostBalances: balances[n:]}
@@ -485,6 +486,13 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 	return res
 }
 
+// writableAt is whether account i of msg is write-locked: Agave demotes
+// writes to reserved accounts and to invoked programs (unless the
+// upgradeable loader is in the message); the fee payer is always writable.
+func writableAt(msg *txwire.Message, i int, invoked, upgradeable bool) bool {
+	return i == 0 || (msg.IsWritable(i) && !reservedKeys[msg.AccountKeys[i]] && !(invoked && !upgradeable))
+}
+
 func changed(orig, a *Account) bool {
 	if orig == nil {
 		return a.Lamports != 0
@@ -571,7 +579,7 @@ func (l *Ledger) executeAndCommit(p *pending) outcome {
 	rec := &TxRecord{
 		Signature: p.tx.Signatures[0], Slot: l.working.slot, Index: uint32(len(l.working.txs)),
 		BlockTime: l.working.time, Raw: p.raw, Err: res.err, Meta: res.meta, tx: p.tx,
-		Writes: make([]AccountWrite, len(res.writes)),
+		Writes: make([]AccountWrite, len(res.writes)), unitPrice: res.budget.UnitPrice, unitLimit: res.budget.UnitLimit,
 	}
 	for i, w := range res.writes {
 		l.put(w.Key, w.Account)
