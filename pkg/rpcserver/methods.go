@@ -63,9 +63,26 @@ func (h *Handler) registerStandard() {
 		"getIdentity":    h.noParams(func() any { return map[string]any{"identity": h.l.Identity()} }),
 		"getGenesisHash": h.noParams(func() any { return h.l.GenesisHash() }),
 		"getSlotLeader":  h.withCommitment(func(ledger.Commitment) any { return h.l.Identity() }),
-		"getRecentPrioritizationFees": func(ctx context.Context, p Params) (any, error) {
-			return []any{}, p.Count(0, 1)
-		},
+
+		"getProgramAccounts":          h.getProgramAccounts,
+		"getTokenAccountsByDelegate":  h.getTokenAccountsByDelegate,
+		"getSupply":                   h.getSupply,
+		"getLargestAccounts":          h.getLargestAccounts,
+		"getInflationGovernor":        h.getInflationGovernor,
+		"getInflationRate":            h.getInflationRate,
+		"getInflationReward":          h.getInflationReward,
+		"getStakeMinimumDelegation":   h.getStakeMinimumDelegation,
+		"getRecentPrioritizationFees": h.getRecentPrioritizationFees,
+		"getClusterNodes":             h.getClusterNodes,
+		"getVoteAccounts":             h.getVoteAccounts,
+		"getLeaderSchedule":           h.getLeaderSchedule,
+		"getSlotLeaders":              h.getSlotLeaders,
+		"getBlockProduction":          h.getBlockProduction,
+		"getBlockCommitment":          h.getBlockCommitment,
+		"getRecentPerformanceSamples": h.getRecentPerformanceSamples,
+		"getHighestSnapshotSlot":      h.getHighestSnapshotSlot,
+		"getMaxRetransmitSlot":        h.getShredWatermark,
+		"getMaxShredInsertSlot":       h.getShredWatermark,
 	} {
 		h.Handle(name, m)
 	}
@@ -349,54 +366,6 @@ func (h *Handler) getTokenLargestAccounts(ctx context.Context, p Params) (any, e
 type uiKeyedAccount struct {
 	Pubkey  solana.PublicKey `json:"pubkey"`
 	Account *UIAccount       `json:"account"`
-}
-
-func (h *Handler) getTokenAccountsByOwner(ctx context.Context, p Params) (any, error) {
-	if err := p.Count(2, 3); err != nil {
-		return nil, err
-	}
-	owner, err := p.Pubkey(0)
-	if err != nil {
-		return nil, err
-	}
-	var filter struct {
-		Mint      *string `json:"mint"`
-		ProgramID *string `json:"programId"`
-	}
-	if err := p.Decode(1, &filter); err != nil || (filter.Mint == nil) == (filter.ProgramID == nil) {
-		return nil, InvalidParams("data did not match any variant of untagged enum RpcTokenAccountsFilter")
-	}
-	var f ledger.TokenFilter
-	if filter.Mint != nil {
-		k, err := ParsePubkey(*filter.Mint)
-		if err != nil {
-			return nil, err
-		}
-		f.Mint = &k
-	} else {
-		k, err := ParsePubkey(*filter.ProgramID)
-		if err != nil {
-			return nil, err
-		}
-		if !spl.IsTokenProgram(k) {
-			return nil, InvalidParam("Invalid param: unrecognized Token program id")
-		}
-		f.ProgramID = &k
-	}
-	cfg, c, enc, err := h.accountArgs(p, 2)
-	if err != nil {
-		return nil, err
-	}
-	accts, slot := h.l.TokenAccountsByOwner(owner, f, c)
-	out := make([]uiKeyedAccount, len(accts))
-	for i, a := range accts {
-		ui, err := encodeAccount(a.Account, enc, cfg.DataSlice, h.mintReader(c))
-		if err != nil {
-			return nil, err
-		}
-		out[i] = uiKeyedAccount{Pubkey: a.Key, Account: ui}
-	}
-	return h.wrap(slot, out), nil
 }
 
 // --- blockhashes, slots, fees ---

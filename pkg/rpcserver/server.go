@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -90,6 +91,20 @@ type Options struct {
 	FeatureSet uint32
 	// Logger receives request errors (default: discard).
 	Logger *slog.Logger
+	// MaxProgramAccounts caps the accounts one getProgramAccounts or
+	// getTokenAccountsBy* answer may list (default
+	// DefaultMaxProgramAccounts; negative: no cap). A query matching more
+	// is refused with -32012, as Agave refuses scans over its
+	// accounts-index scan limit.
+	MaxProgramAccounts int
+	// LargestAccountsCacheTTL is how long a getLargestAccounts answer,
+	// which scans every account, is reused (default
+	// DefaultLargestAccountsCacheTTL; negative: never). Agave caches it
+	// for two hours.
+	LargestAccountsCacheTTL time.Duration
+	// ClusterNode is what getClusterNodes reports about this node's
+	// endpoints; SetClusterNode replaces it once they are bound.
+	ClusterNode ClusterNode
 }
 
 // Handler serves JSON-RPC for one ledger. It is an http.Handler; POST any
@@ -100,6 +115,9 @@ type Handler struct {
 	log     *slog.Logger
 	mu      sync.RWMutex
 	methods map[string]Method
+
+	node    atomic.Pointer[ClusterNode]
+	largest largestCache
 }
 
 // New returns a handler with every standard method registered.
@@ -116,7 +134,14 @@ func New(l *ledger.Ledger, o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.MaxProgramAccounts == 0 {
+		o.MaxProgramAccounts = DefaultMaxProgramAccounts
+	}
+	if o.LargestAccountsCacheTTL == 0 {
+		o.LargestAccountsCacheTTL = DefaultLargestAccountsCacheTTL
+	}
 	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}}
+	h.SetClusterNode(o.ClusterNode)
 	h.registerStandard()
 	return h
 }
