@@ -160,38 +160,56 @@ func (l *Ledger) LargestAccounts(n int, c Commitment, exclude map[solana.PublicK
 		}
 	}
 	older := l.undoAfter(later, pre)
-	top := make([]AccountBalance, 0, n+1)
-	consider := func(k solana.PublicKey, a *Account) {
-		if a == nil || exclude[k] || n <= 0 {
-			return
+	t := topBalances{n: n, exclude: exclude}
+	if len(older) == 0 {
+		for k, a := range l.accounts {
+			t.consider(k, a)
 		}
-		b := AccountBalance{Key: k, Lamports: a.Lamports}
-		if len(top) == n && !balanceGreater(b, top[n-1]) {
-			return
-		}
-		i, _ := slices.BinarySearchFunc(top, b, func(x, y AccountBalance) int {
-			if balanceGreater(x, y) {
-				return -1
-			}
-			return 1
-		})
-		top = slices.Insert(top, i, b)
-		if len(top) > n {
-			top = top[:n]
-		}
+		return t.top, cut
 	}
 	for k, a := range l.accounts {
 		if o, ok := older[k]; ok {
 			a = o
 		}
-		consider(k, a)
+		t.consider(k, a)
 	}
 	for k, a := range older {
 		if _, ok := l.accounts[k]; !ok {
-			consider(k, a) // deleted since cut
+			t.consider(k, a) // deleted since cut
 		}
 	}
-	return top, cut
+	return t.top, cut
+}
+
+// topBalances keeps the n largest balances seen, largest first.
+type topBalances struct {
+	n       int
+	exclude map[solana.PublicKey]bool
+	top     []AccountBalance
+}
+
+func (t *topBalances) consider(k solana.PublicKey, a *Account) {
+	if a == nil || t.n <= 0 {
+		return
+	}
+	// Most accounts are below the smallest kept balance: one comparison.
+	if len(t.top) == t.n && a.Lamports < t.top[t.n-1].Lamports {
+		return
+	}
+	b := AccountBalance{Key: k, Lamports: a.Lamports}
+	if (len(t.top) == t.n && !balanceGreater(b, t.top[t.n-1])) || t.exclude[k] {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(t.top, b, func(x, y AccountBalance) int {
+		if balanceGreater(x, y) {
+			return -1
+		}
+		return 1
+	})
+	t.top = slices.Insert(t.top, i, b)
+	if len(t.top) > t.n {
+		t.top = t.top[:t.n]
+	}
 }
 
 func balanceGreater(a, b AccountBalance) bool {
