@@ -24,6 +24,7 @@ const (
 	maxLargestAccounts  = 20
 	maxBase58TxLen      = 1683
 	maxBase64TxLen      = 1644
+	maxAccountDataLen   = 10 << 20 // MAX_PERMITTED_DATA_LENGTH
 )
 
 func (h *Handler) registerStandard() {
@@ -487,8 +488,8 @@ func (h *Handler) getMinimumBalanceForRentExemption(ctx context.Context, p Param
 	if _, err := h.commitmentOnly(p, 1); err != nil {
 		return nil, err
 	}
-	if n > 10<<20 {
-		return nil, InvalidParam("Invalid param: data length %d exceeds the 10 MiB account size limit", n)
+	if n > maxAccountDataLen {
+		return nil, Errorf(CodeInvalidRequest, "Invalid request") // Agave's answer past MAX_PERMITTED_DATA_LENGTH
 	}
 	return h.l.MinimumBalanceForRentExemption(int(n)), nil
 }
@@ -768,6 +769,8 @@ func (h *Handler) getSignaturesForAddress(ctx context.Context, p Params) (any, e
 		Limit  *int    `json:"limit"`
 		Before *string `json:"before"`
 		Until  *string `json:"until"`
+		// WithContext wraps the answer in {context, value} (newer Agave).
+		WithContext bool `json:"withContext"`
 	}
 	if err := p.Config(1, &cfg); err != nil {
 		return nil, err
@@ -798,6 +801,7 @@ func (h *Handler) getSignaturesForAddress(ctx context.Context, p Params) (any, e
 			*x.dst = &sig
 		}
 	}
+	slot := h.l.Slot(max(c, ledger.Confirmed))
 	recs, err := h.l.SignaturesForAddress(addr, q, c)
 	if err != nil {
 		return nil, err
@@ -810,6 +814,9 @@ func (h *Handler) getSignaturesForAddress(ctx context.Context, p Params) (any, e
 			cs = "finalized"
 		}
 		out[i] = uiSignatureInfo{Signature: r.Signature, Slot: r.Slot, Err: r.Err, Memo: r.Memo(), BlockTime: r.BlockTime, ConfirmationStatus: cs}
+	}
+	if cfg.WithContext {
+		return h.wrap(slot, out), nil
 	}
 	return out, nil
 }
@@ -830,6 +837,8 @@ func (h *Handler) getTransaction(ctx context.Context, p Params) (any, error) {
 		commitmentConfig
 		Encoding                       *string `json:"encoding"`
 		MaxSupportedTransactionVersion *uint8  `json:"maxSupportedTransactionVersion"`
+		// WithContext wraps the answer in {context, value} (newer Agave).
+		WithContext bool `json:"withContext"`
 	}
 	if err := legacyEncodingConfig(p, 1, &cfg.Encoding, &cfg); err != nil {
 		return nil, err
@@ -845,14 +854,21 @@ func (h *Handler) getTransaction(ctx context.Context, p Params) (any, error) {
 	if v := cfg.MaxSupportedTransactionVersion; v != nil && *v != 0 {
 		return nil, InvalidParam("Invalid param: unsupported maxSupportedTransactionVersion %d (this node supports 0)", *v)
 	}
+	slot := h.l.Slot(max(c, ledger.Confirmed))
 	r, err := h.l.Transaction(sig, c)
 	if err != nil {
 		return nil, err
 	}
-	if r == nil {
-		return Null, nil
+	var out any = Null
+	if r != nil {
+		if out, err = txWithMetaUI(r, enc, cfg.MaxSupportedTransactionVersion, true); err != nil {
+			return nil, err
+		}
 	}
-	return txWithMetaUI(r, enc, cfg.MaxSupportedTransactionVersion, true)
+	if cfg.WithContext {
+		return h.wrap(slot, out), nil
+	}
+	return out, nil
 }
 
 // decodeWireTx decodes sendTransaction/simulateTransaction's first
