@@ -118,7 +118,8 @@ type slotState struct {
 	txs                  []*TxRecord
 	applied              [][]AccountWrite
 	removals             []indexRemoval
-	capAfter             uint64 // capital at the end of the slot, set when frozen
+	capAfter             uint64   // capital at the end of the slot, set when frozen
+	prices               []uint64 // compute-unit price of each of txs (stats.go)
 }
 
 type statusEntry struct {

@@ -279,7 +279,9 @@ type execResult struct {
 	work   []*Account // accounts after execution
 	writes []AccountWrite
 	loaded uint32
-	budget rt.Budget
+	// unitPrice is the compute-unit price for the prioritization-fee
+	// statistics, or noUnitPrice (see stats.go).
+	unitPrice uint64
 }
 
 // Compute cost model constants (Agave cost_model), for meta.costUnits.
@@ -322,7 +324,7 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		res.reject = berr
 		return res
 	}
-	res.budget = budget
+	res.unitPrice = statsUnitPrice(budget)
 	fee := satAdd(satMul(uint64(l.cfg.LamportsPerSignature), uint64(len(tx.Signatures))), budget.PriorityFee())
 	payer := src.get(keys[0])
 	if payer == nil && fee == 0 && l.cfg.AllowUnfundedFeePayers {
@@ -579,13 +581,14 @@ func (l *Ledger) executeAndCommit(p *pending) outcome {
 	rec := &TxRecord{
 		Signature: p.tx.Signatures[0], Slot: l.working.slot, Index: uint32(len(l.working.txs)),
 		BlockTime: l.working.time, Raw: p.raw, Err: res.err, Meta: res.meta, tx: p.tx,
-		Writes: make([]AccountWrite, len(res.writes)), unitPrice: res.budget.UnitPrice, unitLimit: res.budget.UnitLimit,
+		Writes: make([]AccountWrite, len(res.writes)),
 	}
 	for i, w := range res.writes {
 		l.put(w.Key, w.Account)
 		rec.Writes[i] = AccountWrite{Key: w.Key, Account: l.accounts[w.Key]}
 	}
 	l.working.txs = append(l.working.txs, rec)
+	l.working.prices = append(l.working.prices, res.unitPrice)
 	l.status[rec.Signature] = statusEntry{slot: rec.Slot, err: rec.Err}
 	l.txCount++
 	return outcome{rec: rec}

@@ -76,23 +76,37 @@ func (l *Ledger) slotFrozen(w *slotState, h *blockHeader) *PerfSample {
 	return l.takeSample(h, uint64(len(w.txs)))
 }
 
+// noUnitPrice marks a transaction that requested no compute units: Agave
+// leaves those out of the statistics, their price says nothing. No landed
+// transaction can have this price with units: its fee would overflow.
+const noUnitPrice = ^uint64(0)
+
+// statsUnitPrice is what the statistics record of a transaction's budget.
+// It is kept per slot in a slice beside the records (slotState.prices)
+// rather than in each record, so the per-transaction allocations do not
+// grow.
+func statsUnitPrice(b rt.Budget) uint64 {
+	if b.UnitLimit == 0 {
+		return noUnitPrice
+	}
+	return b.UnitPrice
+}
+
 // recordFees adds a frozen slot to the prioritization-fee statistics.
 // Blocks whose transactions all pay the same price (the common case: no
-// priority fee at all) cost one pass over their records.
+// priority fee at all) cost one pass over their prices.
 func (l *Ledger) recordFees(w *slotState) {
 	f := slotFees{slot: w.slot}
 	counted := false
 	var highest uint64
-	for _, r := range w.txs {
-		// Agave leaves out transactions that request no compute units:
-		// their price says nothing.
-		if r.unitLimit == 0 {
+	for _, p := range w.prices {
+		if p == noUnitPrice {
 			continue
 		}
-		if !counted || r.unitPrice < f.min {
-			f.min = r.unitPrice
+		if !counted || p < f.min {
+			f.min = p
 		}
-		highest = max(highest, r.unitPrice)
+		highest = max(highest, p)
 		counted = true
 	}
 	if !counted {
@@ -101,16 +115,17 @@ func (l *Ledger) recordFees(w *slotState) {
 	if highest > f.min {
 		f.accounts = map[solana.PublicKey]uint64{}
 		atMin := map[solana.PublicKey]bool{}
-		for _, r := range w.txs {
+		for i, r := range w.txs {
+			price := w.prices[i]
 			tx, err := r.Transaction()
-			if r.unitLimit == 0 || err != nil {
+			if price == noUnitPrice || err != nil {
 				continue // err is unreachable: landed transactions decoded once already
 			}
 			eachWritable(&tx.Message, func(k solana.PublicKey) {
-				if r.unitPrice == f.min {
+				if price == f.min {
 					atMin[k] = true
-				} else if v, ok := f.accounts[k]; !ok || r.unitPrice < v {
-					f.accounts[k] = r.unitPrice
+				} else if v, ok := f.accounts[k]; !ok || price < v {
+					f.accounts[k] = price
 				}
 			})
 		}

@@ -32,10 +32,6 @@ type TxRecord struct {
 	Writes []AccountWrite
 
 	tx *txwire.Transaction
-	// unitPrice and unitLimit are the compute budget the transaction ran
-	// with, for the prioritization-fee statistics; zero in records read
-	// back from history.
-	unitPrice, unitLimit uint64
 }
 
 // Transaction decodes Raw (cached).

@@ -81,7 +81,7 @@ func TestContextOptions(t *testing.T) {
 	}
 	var tx struct {
 		Context struct{ Slot uint64 } `json:"context"`
-		Value   struct{ Slot uint64 }  `json:"value"`
+		Value   struct{ Slot uint64 } `json:"value"`
 	}
 	mustCall(t, n.h, &tx, "getTransaction", rec.Signature.String(), map[string]any{"withContext": true, "commitment": "confirmed"})
 	if tx.Context.Slot != n.l.Slot(ledger.Confirmed) || tx.Value.Slot != rec.Slot {
