@@ -264,6 +264,13 @@ func (ix keyIndex) size(k solana.PublicKey) int {
 	return len(s.list) + len(s.set)
 }
 
+// ownerIndexed is whether the owner index keeps a program's accounts.
+// The System program owns nearly every wallet: indexing them would store
+// most keys of the bank a second time (about 84 bytes per account), and a
+// System-program query costs about a walk over the bank anyway, so it
+// scans the bank instead (ProgramAccounts).
+func ownerIndexed(program solana.PublicKey) bool { return program != spl.SystemProgramID }
+
 // indexKind names one of the secondary indexes.
 type indexKind uint8
 
@@ -286,7 +293,9 @@ type indexRemoval struct {
 // genesis) and adds it to the supply; nothing older can be read, so the
 // loaded state is also the base of commitment reads.
 func (l *Ledger) indexAccount(key solana.PublicKey, a *Account) {
-	l.programs.add(a.Owner, key)
+	if ownerIndexed(a.Owner) {
+		l.programs.add(a.Owner, key)
+	}
 	if t, ok := tokenKeysOf(a); ok {
 		l.owners.add(t.owner, key)
 		l.mints.add(t.mint, key)
@@ -301,10 +310,10 @@ func (l *Ledger) indexAccount(key solana.PublicKey, a *Account) {
 // reindex updates the secondary indexes for a write. Callers hold mu.
 func (l *Ledger) reindex(key solana.PublicKey, old, a *Account) {
 	w := l.working
-	if a != nil && (old == nil || old.Owner != a.Owner) {
+	if a != nil && (old == nil || old.Owner != a.Owner) && ownerIndexed(a.Owner) {
 		l.programs.add(a.Owner, key)
 	}
-	if old != nil && (a == nil || a.Owner != old.Owner) {
+	if old != nil && (a == nil || a.Owner != old.Owner) && ownerIndexed(old.Owner) {
 		w.removals = append(w.removals, indexRemoval{kind: byProgram, by: old.Owner, key: key})
 	}
 	if old != nil && a != nil && old.Owner == a.Owner && len(old.Data) >= tokenDelegateEnd && len(a.Data) >= tokenDelegateEnd &&

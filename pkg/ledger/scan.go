@@ -38,27 +38,23 @@ type ProgramQuery struct {
 // level that q.Keep accepts, sorted by address unless q.Unsorted, with
 // the slot the read reflects. Candidates come from the owner index, so
 // the cost is proportional to the program's accounts (or the wallet's or
-// mint's, see ProgramQuery), not to the whole bank.
+// mint's, see ProgramQuery), not to the whole bank. The System program,
+// which the index leaves out (see ownerIndexed), is a scan of the bank.
 func (l *Ledger) ProgramAccounts(program solana.PublicKey, c Commitment, q ProgramQuery) ([]KeyedAccount, uint64, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
-	idx, by := l.programs, program
+	idx, by, scan := l.programs, program, !ownerIndexed(program)
 	switch {
 	case q.TokenOwner != nil:
-		idx, by = l.owners, *q.TokenOwner
+		idx, by, scan = l.owners, *q.TokenOwner, false
 	case q.TokenMint != nil:
-		idx, by = l.mints, *q.TokenMint
+		idx, by, scan = l.mints, *q.TokenMint, false
 	}
-	read := l.readerAt(cut, idx.size(by))
 	var out []KeyedAccount
 	var err error
-	idx.each(by, func(key solana.PublicKey) {
-		if err != nil {
-			return
-		}
-		a := read(key)
-		if a == nil || a.Owner != program || (q.Keep != nil && !q.Keep(key, a)) {
+	visit := func(key solana.PublicKey, a *Account) {
+		if err != nil || a == nil || a.Owner != program || (q.Keep != nil && !q.Keep(key, a)) {
 			return
 		}
 		if q.Limit > 0 && len(out) == q.Limit {
@@ -66,7 +62,13 @@ func (l *Ledger) ProgramAccounts(program solana.PublicKey, c Commitment, q Progr
 			return
 		}
 		out = append(out, KeyedAccount{Key: key, Account: a})
-	})
+	}
+	if scan {
+		l.scanAt(cut, visit)
+	} else {
+		read := l.readerAt(cut, idx.size(by))
+		idx.each(by, func(key solana.PublicKey) { visit(key, read(key)) })
+	}
 	if err != nil {
 		return nil, cut, err
 	}
@@ -151,6 +153,15 @@ func (l *Ledger) LargestAccounts(n int, c Commitment, exclude map[solana.PublicK
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
+	t := topBalances{n: n, exclude: exclude}
+	l.scanAt(cut, t.consider)
+	return t.top, cut
+}
+
+// scanAt calls fn for every account as of the end of slot cut (and for
+// accounts that existed then but not now, with their old value), in no
+// order. Callers hold mu.
+func (l *Ledger) scanAt(cut uint64, fn func(solana.PublicKey, *Account)) {
 	var later []*slotState
 	pre := 0
 	for _, d := range l.diffs {
@@ -159,26 +170,24 @@ func (l *Ledger) LargestAccounts(n int, c Commitment, exclude map[solana.PublicK
 			pre += len(d.pre)
 		}
 	}
-	older := l.undoAfter(later, pre)
-	t := topBalances{n: n, exclude: exclude}
-	if len(older) == 0 {
+	if len(later) == 0 {
 		for k, a := range l.accounts {
-			t.consider(k, a)
+			fn(k, a)
 		}
-		return t.top, cut
+		return
 	}
+	older := l.undoAfter(later, pre)
 	for k, a := range l.accounts {
 		if o, ok := older[k]; ok {
 			a = o
 		}
-		t.consider(k, a)
+		fn(k, a)
 	}
 	for k, a := range older {
-		if _, ok := l.accounts[k]; !ok {
-			t.consider(k, a) // deleted since cut
+		if _, ok := l.accounts[k]; !ok && a != nil {
+			fn(k, a) // deleted since cut
 		}
 	}
-	return t.top, cut
 }
 
 // topBalances keeps the n largest balances seen, largest first.
