@@ -37,34 +37,8 @@ func BenchmarkMemoryPerMillionAccounts(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ctx := context.Background()
-				mint := solana.PublicKey{0xee}
 				before := liveHeap()
-				for lo := 0; lo < n; lo += 100_000 {
-					if _, err := l.Apply(ctx, func(w ledger.AccountWriter) error {
-						for j := lo; j < lo+100_000; j++ {
-							var k solana.PublicKey
-							binary.LittleEndian.PutUint64(k[:], uint64(j)+1)
-							k[31] = 0x5a
-							a := &ledger.Account{Lamports: rt.DefaultRent.MinimumBalance(0), Owner: spl.SystemProgramID}
-							if kind == "token" {
-								owner := k
-								owner[30] = 1
-								a = &ledger.Account{Lamports: rt.DefaultRent.MinimumBalance(spl.TokenAccountSize), Owner: spl.TokenProgramID,
-									Data: spl.TokenAccount{Mint: mint, Owner: owner, Amount: uint64(j), State: spl.StateInitialized}.Encode()}
-							}
-							w.Set(k, a)
-						}
-						return nil
-					}); err != nil {
-						b.Fatal(err)
-					}
-					// Finalize (depth 0) and let the next freeze drop the undo
-					// history and the slot's write list.
-					if _, err := l.AdvanceSlots(ctx, 2); err != nil {
-						b.Fatal(err)
-					}
-				}
+				populate(b, l, n, kind == "token", 0x5a)
 				after := liveHeap()
 				b.ReportMetric(float64(after-before)/n, "B/account")
 				b.ReportMetric(float64(after-before)/(1<<20), "MiB/million")

@@ -83,14 +83,7 @@ func (l *Ledger) ProgramAccounts(program solana.PublicKey, c Commitment, q Progr
 // slot after cut; for many lookups the undo maps of those slots are merged
 // once instead. Callers hold mu for as long as they use the reader.
 func (l *Ledger) readerAt(cut uint64, n int) func(solana.PublicKey) *Account {
-	var later []*slotState
-	pre := 0
-	for _, d := range l.diffs {
-		if d.slot > cut {
-			later = append(later, d)
-			pre += len(d.pre)
-		}
-	}
+	later, pre := l.slotsAfter(cut)
 	if len(later) == 0 {
 		return func(k solana.PublicKey) *Account { return l.accounts[k] }
 	}
@@ -104,6 +97,20 @@ func (l *Ledger) readerAt(cut uint64, n int) func(solana.PublicKey) *Account {
 		}
 		return l.accounts[k]
 	}
+}
+
+// slotsAfter lists the unfinalized slots after cut, ascending, and how
+// many undo entries they hold. Callers hold mu.
+func (l *Ledger) slotsAfter(cut uint64) ([]*slotState, int) {
+	var later []*slotState
+	pre := 0
+	for _, d := range l.diffs {
+		if d.slot > cut {
+			later = append(later, d)
+			pre += len(d.pre)
+		}
+	}
+	return later, pre
 }
 
 // undoAfter merges the undo maps of slots (ascending): for each account
@@ -162,14 +169,7 @@ func (l *Ledger) LargestAccounts(n int, c Commitment, exclude map[solana.PublicK
 // accounts that existed then but not now, with their old value), in no
 // order. Callers hold mu.
 func (l *Ledger) scanAt(cut uint64, fn func(solana.PublicKey, *Account)) {
-	var later []*slotState
-	pre := 0
-	for _, d := range l.diffs {
-		if d.slot > cut {
-			later = append(later, d)
-			pre += len(d.pre)
-		}
-	}
+	later, pre := l.slotsAfter(cut)
 	if len(later) == 0 {
 		for k, a := range l.accounts {
 			fn(k, a)

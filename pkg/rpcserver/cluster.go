@@ -50,6 +50,18 @@ func commitmentLevel(p Params, i int) (ledger.Commitment, error) {
 	return cfg.level()
 }
 
+// optPubkey parses an optional base58 key parameter.
+func optPubkey(s *string) (*solana.PublicKey, error) {
+	if s == nil {
+		return nil, nil
+	}
+	k, err := ParsePubkey(*s)
+	if err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
 func optAddr(s string) *string {
 	if s == "" {
 		return nil
@@ -131,13 +143,9 @@ func (h *Handler) getVoteAccounts(ctx context.Context, p Params) (any, error) {
 	if err := p.Config(0, &cfg); err != nil {
 		return nil, err
 	}
-	var only *solana.PublicKey
-	if cfg.VotePubkey != nil {
-		k, err := ParsePubkey(*cfg.VotePubkey)
-		if err != nil {
-			return nil, err
-		}
-		only = &k
+	only, err := optPubkey(cfg.VotePubkey)
+	if err != nil {
+		return nil, err
 	}
 	c, err := cfg.level()
 	if err != nil {
@@ -216,14 +224,11 @@ func (h *Handler) getLeaderSchedule(ctx context.Context, p Params) (any, error) 
 			return nil, err
 		}
 	}
-	otherIdentity := false
-	if cfg.Identity != nil {
-		k, err := ParsePubkey(*cfg.Identity)
-		if err != nil {
-			return nil, err
-		}
-		otherIdentity = k != h.l.Identity()
+	identity, err := optPubkey(cfg.Identity)
+	if err != nil {
+		return nil, err
 	}
+	otherIdentity := identity != nil && *identity != h.l.Identity()
 	c, err := cfg.level()
 	if err != nil {
 		return nil, err
@@ -305,13 +310,9 @@ func (h *Handler) getBlockProduction(ctx context.Context, p Params) (any, error)
 	if err := p.Config(0, &cfg); err != nil {
 		return nil, err
 	}
-	var only *solana.PublicKey
-	if cfg.Identity != nil {
-		k, err := ParsePubkey(*cfg.Identity)
-		if err != nil {
-			return nil, err
-		}
-		only = &k
+	only, err := optPubkey(cfg.Identity)
+	if err != nil {
+		return nil, err
 	}
 	c, err := cfg.level()
 	if err != nil {
