@@ -26,6 +26,14 @@ func (l *Ledger) put(key solana.PublicKey, a *Account) {
 		a.RentEpoch = l.rentEpochOf(a)
 		l.accounts[key] = a
 	}
+	// The running total is what getSupply reports; keeping it here spares
+	// a scan of every account per request.
+	if old != nil {
+		l.capital -= old.Lamports
+	}
+	if a != nil {
+		l.capital += a.Lamports
+	}
 	l.reindex(key, old, a)
 }
 
@@ -103,18 +111,30 @@ type TokenFilter struct {
 // TokenAccountsByOwner lists the initialized token accounts (SPL Token and
 // Token-2022) whose token owner is owner, sorted by address.
 func (l *Ledger) TokenAccountsByOwner(owner solana.PublicKey, f TokenFilter, c Commitment) ([]KeyedAccount, uint64) {
-	return l.tokenAccounts(&l.owners, owner, c, func(ta *tokenKeys, a *Account) bool {
-		return ta.owner == owner && (f.Mint == nil || ta.mint == *f.Mint) && (f.ProgramID == nil || a.Owner == *f.ProgramID)
+	return l.tokenAccounts(l.owners, owner, c, func(ta *tokenKeys, a *Account) bool {
+		return ta.owner == owner && f.matches(ta, a)
 	})
+}
+
+// TokenAccountsByDelegate lists the initialized token accounts whose
+// approved delegate is delegate, sorted by address.
+func (l *Ledger) TokenAccountsByDelegate(delegate solana.PublicKey, f TokenFilter, c Commitment) ([]KeyedAccount, uint64) {
+	return l.tokenAccounts(l.delegates, delegate, c, func(ta *tokenKeys, a *Account) bool {
+		return ta.hasDelegate && ta.delegate == delegate && f.matches(ta, a)
+	})
+}
+
+func (f TokenFilter) matches(ta *tokenKeys, a *Account) bool {
+	return (f.Mint == nil || ta.mint == *f.Mint) && (f.ProgramID == nil || a.Owner == *f.ProgramID)
 }
 
 // TokenAccountsByMint lists the initialized token accounts of a mint,
 // sorted by address.
 func (l *Ledger) TokenAccountsByMint(mint solana.PublicKey, c Commitment) ([]KeyedAccount, uint64) {
-	return l.tokenAccounts(&l.mints, mint, c, func(ta *tokenKeys, _ *Account) bool { return ta.mint == mint })
+	return l.tokenAccounts(l.mints, mint, c, func(ta *tokenKeys, _ *Account) bool { return ta.mint == mint })
 }
 
-func (l *Ledger) tokenAccounts(idx *keyIndex, k solana.PublicKey, c Commitment, keep func(*tokenKeys, *Account) bool) ([]KeyedAccount, uint64) {
+func (l *Ledger) tokenAccounts(idx keyIndex, k solana.PublicKey, c Commitment, keep func(*tokenKeys, *Account) bool) ([]KeyedAccount, uint64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
@@ -130,7 +150,19 @@ func (l *Ledger) tokenAccounts(idx *keyIndex, k solana.PublicKey, c Commitment, 
 }
 
 // tokenKeys is what the secondary indexes need from a token account.
-type tokenKeys struct{ mint, owner solana.PublicKey }
+type tokenKeys struct {
+	mint, owner, delegate solana.PublicKey
+	hasDelegate           bool
+}
+
+// Token account layout offsets the indexes read.
+const (
+	tokenDelegateTag   = 72  // COption<Pubkey> tag, u32 LE
+	tokenDelegate      = 76  // delegate pubkey
+	tokenDelegateEnd   = 108 // end of the delegate
+	tokenStateOffset   = 108 // AccountState
+	tokenMintOwnerSize = 64  // mint (0..32) and owner (32..64)
+)
 
 // tokenKeysOf recognizes an initialized token account without a full
 // decode: it runs for every account write.
@@ -143,22 +175,28 @@ func tokenKeysOf(a *Account) (tokenKeys, bool) {
 	if n < spl.TokenAccountSize || n == spl.MultisigSize || (n > spl.TokenAccountSize && d[spl.TokenAccountSize] != spl.AccountTypeAccount) {
 		return tokenKeys{}, false
 	}
-	if d[108] == byte(spl.StateUninitialized) {
+	if d[tokenStateOffset] == byte(spl.StateUninitialized) {
 		return tokenKeys{}, false
 	}
 	var t tokenKeys
 	copy(t.mint[:], d[0:32])
 	copy(t.owner[:], d[32:64])
+	if d[tokenDelegateTag] == 1 {
+		t.hasDelegate = true
+		copy(t.delegate[:], d[tokenDelegate:tokenDelegateEnd])
+	}
 	return t, true
 }
 
-// keyIndex maps a key (token owner or mint) to the token accounts that
-// have, or recently had, it. It may hold stale entries; readers check
-// every candidate against the state they read.
+// keyIndex maps a key (a token owner, mint or delegate, or an account's
+// owning program) to the accounts that have, or recently had, it. It may
+// hold stale entries; readers check every candidate against the state
+// they read.
 type keyIndex map[solana.PublicKey]*keySet
 
 // keySet is a small slice that turns into a map when it grows, since one
-// mint can have millions of accounts while most owners have a few.
+// mint or program can have millions of accounts while most owners have a
+// few.
 type keySet struct {
 	list []solana.PublicKey
 	set  map[solana.PublicKey]struct{}
@@ -217,65 +255,147 @@ func (ix keyIndex) each(k solana.PublicKey, fn func(solana.PublicKey)) {
 	}
 }
 
+// size is how many accounts k has in the index (stale entries included).
+func (ix keyIndex) size(k solana.PublicKey) int {
+	s := ix[k]
+	if s == nil {
+		return 0
+	}
+	return len(s.list) + len(s.set)
+}
+
+// ownerIndexed is whether the owner index keeps a program's accounts.
+// The System program owns nearly every wallet: indexing them would store
+// most keys of the bank a second time (about 84 bytes per account), and a
+// System-program query costs about a walk over the bank anyway, so it
+// scans the bank instead (ProgramAccounts).
+func ownerIndexed(program solana.PublicKey) bool { return program != spl.SystemProgramID }
+
+// indexKind names one of the secondary indexes.
+type indexKind uint8
+
+const (
+	byTokenOwner indexKind = iota
+	byMint
+	byDelegate
+	byProgram
+)
+
 // indexRemoval is an index entry that became stale in a slot; it is
 // dropped once that slot is finalized, when no commitment level can see
 // the old value anymore.
 type indexRemoval struct {
-	mint    bool
+	kind    indexKind
 	by, key solana.PublicKey
 }
 
+// indexAccount indexes an account loaded at startup (from the store or
+// genesis) and adds it to the supply; nothing older can be read, so the
+// loaded state is also the base of commitment reads.
 func (l *Ledger) indexAccount(key solana.PublicKey, a *Account) {
+	if ownerIndexed(a.Owner) {
+		l.programs.add(a.Owner, key)
+	}
 	if t, ok := tokenKeysOf(a); ok {
 		l.owners.add(t.owner, key)
 		l.mints.add(t.mint, key)
+		if t.hasDelegate {
+			l.delegates.add(t.delegate, key)
+		}
 	}
+	l.capital += a.Lamports
+	l.capBase = l.capital
 }
 
-// reindex updates the token indexes for a write. Callers hold mu.
+// reindex updates the secondary indexes for a write. Callers hold mu.
 func (l *Ledger) reindex(key solana.PublicKey, old, a *Account) {
-	if old != nil && a != nil && len(old.Data) >= 64 && len(a.Data) >= 64 && old.Owner == a.Owner &&
-		bytes.Equal(old.Data[:64], a.Data[:64]) {
-		return // same mint and owner: the common case of a transfer
+	w := l.working
+	if a != nil && (old == nil || old.Owner != a.Owner) && ownerIndexed(a.Owner) {
+		l.programs.add(a.Owner, key)
+	}
+	if old != nil && (a == nil || a.Owner != old.Owner) && ownerIndexed(old.Owner) {
+		w.removals = append(w.removals, indexRemoval{kind: byProgram, by: old.Owner, key: key})
+	}
+	if old != nil && a != nil && old.Owner == a.Owner && len(old.Data) >= tokenDelegateEnd && len(a.Data) >= tokenDelegateEnd &&
+		bytes.Equal(old.Data[:tokenMintOwnerSize], a.Data[:tokenMintOwnerSize]) &&
+		bytes.Equal(old.Data[tokenDelegateTag:tokenDelegateEnd], a.Data[tokenDelegateTag:tokenDelegateEnd]) {
+		return // same mint, owner and delegate: the common case of a transfer
 	}
 	ot, wasToken := tokenKeysOf(old)
 	nt, isToken := tokenKeysOf(a)
 	if isToken {
 		l.owners.add(nt.owner, key)
 		l.mints.add(nt.mint, key)
+		if nt.hasDelegate {
+			l.delegates.add(nt.delegate, key)
+		}
 	}
-	if wasToken {
-		if !isToken || nt.owner != ot.owner {
-			l.working.removals = append(l.working.removals, indexRemoval{by: ot.owner, key: key})
-		}
-		if !isToken || nt.mint != ot.mint {
-			l.working.removals = append(l.working.removals, indexRemoval{mint: true, by: ot.mint, key: key})
-		}
+	if !wasToken {
+		return
+	}
+	if !isToken || nt.owner != ot.owner {
+		w.removals = append(w.removals, indexRemoval{kind: byTokenOwner, by: ot.owner, key: key})
+	}
+	if !isToken || nt.mint != ot.mint {
+		w.removals = append(w.removals, indexRemoval{kind: byMint, by: ot.mint, key: key})
+	}
+	if ot.hasDelegate && (!isToken || !nt.hasDelegate || nt.delegate != ot.delegate) {
+		w.removals = append(w.removals, indexRemoval{kind: byDelegate, by: ot.delegate, key: key})
 	}
 }
 
-// applyRemovals drops the stale index entries of a finalized slot, unless
-// a later slot touched the account again (it schedules its own removals,
-// and older commitments may still see the entry). Callers hold mu.
-func (l *Ledger) applyRemovals(d *slotState, later []*slotState) {
+// finalizeSlot is called for each slot whose undo history is dropped
+// (it is finalized), oldest first, with the unfinalized slots after it.
+// It moves the supply base forward and drops the slot's stale index
+// entries. An entry whose account a later slot touched again waits for
+// that slot instead: older commitments may still see it there. Callers
+// hold mu.
+func (l *Ledger) finalizeSlot(d *slotState, later []*slotState) {
+	l.capBase = d.capAfter
 	for _, r := range d.removals {
-		touched := false
+		var toucher *slotState
 		for _, ld := range later {
 			if _, ok := ld.pre[r.key]; ok {
-				touched = true
-				break
+				toucher = ld
 			}
 		}
-		if touched {
+		if toucher != nil {
+			toucher.removals = append(toucher.removals, r)
 			continue
 		}
-		t, ok := tokenKeysOf(l.accounts[r.key])
-		switch {
-		case r.mint && (!ok || t.mint != r.by):
-			l.mints.remove(r.by, r.key)
-		case !r.mint && (!ok || t.owner != r.by):
+		if l.stillIndexed(r) {
+			continue
+		}
+		switch r.kind {
+		case byProgram:
+			l.programs.remove(r.by, r.key)
+		case byTokenOwner:
 			l.owners.remove(r.by, r.key)
+		case byMint:
+			l.mints.remove(r.by, r.key)
+		case byDelegate:
+			l.delegates.remove(r.by, r.key)
 		}
 	}
 	d.removals = nil
+}
+
+// stillIndexed reports whether the account's current value still has the
+// key the removal would drop it from.
+func (l *Ledger) stillIndexed(r indexRemoval) bool {
+	a := l.accounts[r.key]
+	if r.kind == byProgram {
+		return a != nil && a.Owner == r.by
+	}
+	t, ok := tokenKeysOf(a)
+	if !ok {
+		return false
+	}
+	switch r.kind {
+	case byTokenOwner:
+		return t.owner == r.by
+	case byMint:
+		return t.mint == r.by
+	}
+	return t.hasDelegate && t.delegate == r.by
 }

@@ -24,6 +24,7 @@ import (
 //	txs       slot (8 BE) | index (4 BE) -> encodeTx
 //	addrpost  slot (8 BE) | pubkey -> previous slot (8 BE) | indexes (uvarint)
 //	addrhead  pubkey -> newest slot (8 BE) with a posting for pubkey
+//	perf      slot (8 BE) -> encodePerfSample (getRecentPerformanceSamples)
 //
 // Every key that grows with history starts with the slot, so a slot's
 // commit appends at the right edge of those trees and dirties few pages
@@ -43,7 +44,11 @@ var (
 	bucketTxs      = []byte("txs")
 	bucketAddrPost = []byte("addrpost")
 	bucketAddrHead = []byte("addrhead")
-	allBuckets     = [][]byte{bucketMeta, bucketAccounts, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrHead}
+	// bucketPerf was added after storeFormat ferry-ledger-2 was fixed;
+	// open creates it in older data directories, which read as having no
+	// samples yet.
+	bucketPerf = []byte("perf")
+	allBuckets = [][]byte{bucketMeta, bucketAccounts, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrHead, bucketPerf}
 )
 
 const (
@@ -266,6 +271,11 @@ func (s *boltStore) commit(f *frozenSlot) error {
 				return fmt.Errorf("address index: %w", err)
 			}
 		}
+		if f.perf != nil {
+			if err := tx.Bucket(bucketPerf).Put(u64be(f.perf.Slot), encodePerfSample(f.perf)); err != nil {
+				return fmt.Errorf("performance sample: %w", err)
+			}
+		}
 		return tx.Bucket(bucketMeta).Put([]byte(metaTip), u64be(b.Slot))
 	})
 	if err != nil {
@@ -364,6 +374,37 @@ func (s *boltStore) blockSlots(start, end uint64, limit int) ([]uint64, error) {
 		return nil
 	})
 	return out, err
+}
+
+func (s *boltStore) countBlocks(start, end uint64) (uint64, error) {
+	var n uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketBlocks).Cursor()
+		for k, _ := c.Seek(u64be(start)); k != nil && binary.BigEndian.Uint64(k) <= end; k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+func (s *boltStore) perfSamples(limit int) ([]PerfSample, error) {
+	var out []PerfSample
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketPerf).Cursor()
+		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			p, err := decodePerfSample(k, v)
+			if err != nil {
+				return err
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read performance samples: %w", err)
+	}
+	return out, nil
 }
 
 func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxSlot uint64, limit int) ([]*TxRecord, error) {

@@ -19,6 +19,9 @@ const (
 	DefaultSlotsPerEpoch        = 432_000
 	// DefaultFaucetLamports funds the faucet with 500 million SOL.
 	DefaultFaucetLamports = 500_000_000 * 1_000_000_000
+	// DefaultPerformanceSamplePeriod is Agave's sampling interval for
+	// getRecentPerformanceSamples.
+	DefaultPerformanceSamplePeriod = 60 * time.Second
 )
 
 // Agave constants the pipeline enforces.
@@ -81,6 +84,18 @@ type Config struct {
 	// Identity is the node identity reported by getIdentity. When nil a
 	// key is generated and, with a DataDir, stored so restarts keep it.
 	Identity ed25519.PrivateKey
+	// ValidatorStake, when non-zero, gives a new ledger's genesis a vote
+	// account for the node identity and a stake account delegating this
+	// many lamports to it (the stake account holds them plus its
+	// rent-exempt reserve), as solana-test-validator's genesis does, so
+	// getVoteAccounts, getBlockCommitment and friends report a staked
+	// validator. See validator.go for what is and is not modelled. It
+	// has no effect on a ledger that already exists.
+	ValidatorStake uint64
+	// PerformanceSamplePeriod is how often a performance sample (slots and
+	// transactions in the window) is recorded (default 60 s, as Agave).
+	PerformanceSamplePeriod time.Duration
+
 	// Faucet funds airdrops and test mints. When nil a key is generated
 	// and stored like Identity.
 	Faucet ed25519.PrivateKey
@@ -138,6 +153,9 @@ func (c Config) normalized() Config {
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 100_000
+	}
+	if c.PerformanceSamplePeriod <= 0 {
+		c.PerformanceSamplePeriod = DefaultPerformanceSamplePeriod
 	}
 	return c
 }

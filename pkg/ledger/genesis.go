@@ -125,6 +125,7 @@ func (l *Ledger) genesisAccounts(now int64) []AccountWrite {
 		AccountWrite{Key: spl.SysvarRentID, Account: sysvarAccount(cfg.Rent, RentSysvarData(cfg.Rent))},
 		AccountWrite{Key: spl.SysvarClockID, Account: sysvarAccount(cfg.Rent, ClockSysvarData(0, now, 0, now))},
 	)
+	out = append(out, l.validatorAccounts()...)
 	for _, g := range cfg.Genesis {
 		a := g.Account.Clone()
 		out = append(out, AccountWrite{Key: g.Key, Account: a})

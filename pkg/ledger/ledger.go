@@ -61,6 +61,14 @@ type Ledger struct {
 	txCount  uint64 // processed transactions, all time
 	owners   keyIndex
 	mints    keyIndex
+	// delegates indexes token accounts by approved delegate, programs all
+	// accounts by owning program (bank.go).
+	delegates keyIndex
+	programs  keyIndex
+	// capital is the lamports held by all processed accounts; capBase is
+	// the value as of the newest finalized slot without undo history.
+	capital uint64
+	capBase uint64
 	// confirmed is the newest durable block, finalized the newest block
 	// FinalityDepth below it.
 	confirmed *blockHeader
@@ -89,6 +97,8 @@ type Ledger struct {
 	notifyCh chan struct{}
 	subs     subscribers
 	obs      observers
+
+	stats stats // what the RPC reports about recent slots (stats.go)
 }
 
 // blockHeader is an in-memory frozen block.
@@ -111,6 +121,8 @@ type slotState struct {
 	txs                  []*TxRecord
 	applied              [][]AccountWrite
 	removals             []indexRemoval
+	capAfter             uint64   // capital at the end of the slot, set when frozen
+	prices               []uint64 // compute-unit price of each of txs (stats.go)
 }
 
 type statusEntry struct {
@@ -130,6 +142,8 @@ func Open(cfg Config) (*Ledger, error) {
 		status:      map[solana.Signature]statusEntry{},
 		owners:      keyIndex{},
 		mints:       keyIndex{},
+		delegates:   keyIndex{},
+		programs:    keyIndex{},
 		sem:         make(chan struct{}, cfg.MaxPending),
 		wake:        make(chan struct{}, 1),
 		ops:         make(chan func()),
@@ -449,6 +463,7 @@ func (l *Ledger) freeze() {
 		writes = append(writes, AccountWrite{Key: k, Account: l.accounts[k]})
 	}
 	slices.SortFunc(writes, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
+	perf := l.slotFrozen(w, h)
 	block := &Block{
 		Slot: h.slot, ParentSlot: h.parent, Height: h.height, Blockhash: h.hash, PreviousBlockhash: h.prevHash,
 		Time: h.time, Transactions: w.txs, Applied: w.applied, Writes: writes,
@@ -484,7 +499,7 @@ func (l *Ledger) freeze() {
 	if l.obs.active.Load() {
 		l.obs.publish(Event{Kind: EventFrozen, Slot: w.slot, Parent: w.parent, Root: root, Txs: w.txs, Time: l.cfg.Now()})
 	}
-	l.persistCh <- &frozenSlot{block: block, record: rec}
+	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf}
 }
 
 // pruneFinalized drops the undo history of finalized slots, which no
@@ -495,7 +510,7 @@ func (l *Ledger) pruneFinalized() {
 		n++
 	}
 	for _, d := range l.diffs[:n] {
-		l.applyRemovals(d, l.diffs[n:])
+		l.finalizeSlot(d, l.diffs[n:])
 	}
 	clear(l.diffs[:n])
 	l.diffs = l.diffs[n:]

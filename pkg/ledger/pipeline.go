@@ -279,6 +279,9 @@ type execResult struct {
 	work   []*Account // accounts after execution
 	writes []AccountWrite
 	loaded uint32
+	// unitPrice is the compute-unit price for the prioritization-fee
+	// statistics, or noUnitPrice (see stats.go).
+	unitPrice uint64
 }
 
 // Compute cost model constants (Agave cost_model), for meta.costUnits.
@@ -321,6 +324,7 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		res.reject = berr
 		return res
 	}
+	res.unitPrice = statsUnitPrice(budget)
 	fee := satAdd(satMul(uint64(l.cfg.LamportsPerSignature), uint64(len(tx.Signatures))), budget.PriorityFee())
 	payer := src.get(keys[0])
 	if payer == nil && fee == 0 && l.cfg.AllowUnfundedFeePayers {
@@ -355,10 +359,9 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 	for _, k := range keys {
 		upgradeable = upgradeable || k == rt.BPFLoaderUpgradeableID
 	}
-	for i, k := range keys {
+	for i := range keys {
 		signer[i] = msg.IsSigner(i)
-		// Agave demotes writes to reserved accounts and to invoked programs.
-		writable[i] = i == 0 || (msg.IsWritable(i) && !reservedKeys[k] && !(called[i] && !upgradeable))
+		writable[i] = writableAt(msg, i, called[i], upgradeable)
 	}
 	balances := make([]uint64, 2*n)
 	meta := &TxMeta{Fee: fee, PreBalances: balances[:n:n], PostBalances: balances[n:]}
@@ -485,6 +488,13 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 	return res
 }
 
+// writableAt is whether account i of msg is write-locked: Agave demotes
+// writes to reserved accounts and to invoked programs (unless the
+// upgradeable loader is in the message); the fee payer is always writable.
+func writableAt(msg *txwire.Message, i int, invoked, upgradeable bool) bool {
+	return i == 0 || (msg.IsWritable(i) && !reservedKeys[msg.AccountKeys[i]] && !(invoked && !upgradeable))
+}
+
 func changed(orig, a *Account) bool {
 	if orig == nil {
 		return a.Lamports != 0
@@ -578,6 +588,7 @@ func (l *Ledger) executeAndCommit(p *pending) outcome {
 		rec.Writes[i] = AccountWrite{Key: w.Key, Account: l.accounts[w.Key]}
 	}
 	l.working.txs = append(l.working.txs, rec)
+	l.working.prices = append(l.working.prices, res.unitPrice)
 	l.status[rec.Signature] = statusEntry{slot: rec.Slot, err: rec.Err}
 	l.txCount++
 	return outcome{rec: rec}

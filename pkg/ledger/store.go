@@ -23,6 +23,11 @@ type store interface {
 	// blockSlots lists the slots in [start, end] that have blocks,
 	// ascending, at most limit of them.
 	blockSlots(start, end uint64, limit int) ([]uint64, error)
+	// countBlocks counts the slots in [start, end] that have blocks.
+	countBlocks(start, end uint64) (uint64, error)
+	// perfSamples returns the newest performance samples, newest first,
+	// at most limit of them.
+	perfSamples(limit int) ([]PerfSample, error)
 	// addressTxs lists the transactions that reference addr, newest
 	// first, strictly older than before (if set) and stopping before
 	// until (if set), at most limit of them, all in slots <= maxSlot.
@@ -55,6 +60,7 @@ type frozenSlot struct {
 	block   *Block
 	record  *blockRecord
 	genesis bool
+	perf    *PerfSample // a performance sample taken at this slot, if any
 }
 
 // memStore keeps everything in memory; it is the store of a ledger
@@ -66,6 +72,7 @@ type memStore struct {
 	txs    map[solana.Signature]*TxRecord
 	byAddr map[solana.PublicKey][]*TxRecord // ascending by location
 	meta   map[string][]byte
+	perf   []PerfSample // ascending, at most MaxPerformanceSamples
 }
 
 func newMemStore() *memStore {
@@ -84,6 +91,12 @@ func (m *memStore) commit(f *frozenSlot) error {
 	defer m.mu.Unlock()
 	m.blocks[f.record.Slot] = f.record
 	m.slots = append(m.slots, f.record.Slot)
+	if f.perf != nil {
+		m.perf = append(m.perf, *f.perf)
+		if over := len(m.perf) - MaxPerformanceSamples; over > 0 {
+			m.perf = slices.Delete(m.perf, 0, over)
+		}
+	}
 	for _, r := range f.block.Transactions {
 		stored := *r
 		stored.Writes = nil
@@ -141,6 +154,27 @@ func (m *memStore) blockSlots(start, end uint64, limit int) ([]uint64, error) {
 	var out []uint64
 	for ; i < len(m.slots) && m.slots[i] <= end && len(out) < limit; i++ {
 		out = append(out, m.slots[i])
+	}
+	return out, nil
+}
+
+func (m *memStore) countBlocks(start, end uint64) (uint64, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	lo, _ := slices.BinarySearch(m.slots, start)
+	hi, found := slices.BinarySearch(m.slots, end)
+	if found {
+		hi++
+	}
+	return uint64(max(hi-lo, 0)), nil
+}
+
+func (m *memStore) perfSamples(limit int) ([]PerfSample, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]PerfSample, 0, min(limit, len(m.perf)))
+	for i := len(m.perf) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, m.perf[i])
 	}
 	return out, nil
 }

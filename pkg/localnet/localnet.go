@@ -57,6 +57,13 @@ const (
 	KeypairFile = "validator-keypair.json"
 )
 
+// BaseValidatorStake is the stake a new base ledger's genesis delegates
+// to its node's vote account (solana-test-validator's amount, 1 million
+// SOL), so getVoteAccounts and getBlockCommitment report a staked
+// validator there. The ephemeral rollup has no vote account: MagicBlock
+// validators do not vote.
+const BaseValidatorStake = 1_000_000 * 1_000_000_000
+
 // Config configures Open. The zero value runs in memory with MagicBlock's
 // slot times.
 type Config struct {
@@ -186,6 +193,7 @@ func Open(cfg Config) (*Pair, error) {
 	base, err := ledger.Open(ledger.Config{
 		Name: "base", DataDir: dir("base"), NoSync: cfg.NoSync, SlotDuration: cfg.BaseSlot, ManualSlots: cfg.ManualSlots,
 		FinalityDepth: cfg.FinalityDepth, Programs: baseProgs, Genesis: baseGenesis, Now: cfg.Now, Logger: cfg.Logger,
+		ValidatorStake: BaseValidatorStake,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open localnet: %w", err)

@@ -120,12 +120,26 @@ func TestPrivateReadsOverRPC(t *testing.T) {
 		}
 		return keyedAddresses(t, raw, "address")
 	}
+	byProgram := func(c *chainclient.Cached) []string {
+		raw, err := c.CallRaw(ctx, "getProgramAccounts", []any{spl.TokenProgramID, map[string]any{"encoding": "base64", "withContext": true,
+			"filters": []any{map[string]any{"dataSize": spl.TokenAccountSize}, map[string]any{"memcmp": map[string]any{"offset": 32, "bytes": pub(alice).String()}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keyedAddresses(t, raw, "pubkey")
+	}
 	if got := byOwner(asAlice); !slices.Equal(got, []string{ata.String()}) {
 		t.Fatalf("alice's token accounts: %v", got)
+	}
+	if got := byProgram(asAlice); !slices.Equal(got, []string{ata.String()}) {
+		t.Fatalf("alice's token accounts by getProgramAccounts: %v", got)
 	}
 	for _, c := range []*chainclient.Cached{anon, asBob} {
 		if got := byOwner(c); len(got) != 0 {
 			t.Fatalf("alice's token accounts seen by another: %v", got)
+		}
+		if got := byProgram(c); len(got) != 0 {
+			t.Fatalf("alice's token accounts seen by another through getProgramAccounts: %v", got)
 		}
 		if slices.Contains(largest(c), ata.String()) {
 			t.Fatal("getTokenLargestAccounts shows alice's private balance")

@@ -194,14 +194,7 @@ func (c *conn) programSubscribe(p rpcserver.Params) (any, error) {
 func filterKeys(fs []rpcserver.Filter) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
-		switch {
-		case f.DataSize != nil:
-			out[i] = fmt.Sprintf("size:%d", *f.DataSize)
-		case f.Memcmp != nil:
-			out[i] = fmt.Sprintf("memcmp:%d:%x", f.Memcmp.Offset, f.Memcmp.Bytes)
-		default:
-			out[i] = "tokenAccountState"
-		}
+		out[i] = f.Key()
 	}
 	return out
 }

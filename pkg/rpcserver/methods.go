@@ -25,6 +25,7 @@ const (
 	maxLargestAccounts  = 20
 	maxBase58TxLen      = inputlimit.MaxTransactionBase58
 	maxBase64TxLen      = inputlimit.MaxTransactionBase64
+	maxAccountDataLen   = 10 << 20 // MAX_PERMITTED_DATA_LENGTH
 )
 
 func (h *Handler) registerStandard() {
@@ -64,9 +65,26 @@ func (h *Handler) registerStandard() {
 		"getIdentity":    h.noParams(func() any { return map[string]any{"identity": h.l.Identity()} }),
 		"getGenesisHash": h.noParams(func() any { return h.l.GenesisHash() }),
 		"getSlotLeader":  h.withCommitment(func(ledger.Commitment) any { return h.l.Identity() }),
-		"getRecentPrioritizationFees": func(ctx context.Context, p Params) (any, error) {
-			return []any{}, p.Count(0, 1)
-		},
+
+		"getProgramAccounts":          h.getProgramAccounts,
+		"getTokenAccountsByDelegate":  h.getTokenAccountsByDelegate,
+		"getSupply":                   h.getSupply,
+		"getLargestAccounts":          h.getLargestAccounts,
+		"getInflationGovernor":        h.getInflationGovernor,
+		"getInflationRate":            h.getInflationRate,
+		"getInflationReward":          h.getInflationReward,
+		"getStakeMinimumDelegation":   h.getStakeMinimumDelegation,
+		"getRecentPrioritizationFees": h.getRecentPrioritizationFees,
+		"getClusterNodes":             h.getClusterNodes,
+		"getVoteAccounts":             h.getVoteAccounts,
+		"getLeaderSchedule":           h.getLeaderSchedule,
+		"getSlotLeaders":              h.getSlotLeaders,
+		"getBlockProduction":          h.getBlockProduction,
+		"getBlockCommitment":          h.getBlockCommitment,
+		"getRecentPerformanceSamples": h.getRecentPerformanceSamples,
+		"getHighestSnapshotSlot":      h.getHighestSnapshotSlot,
+		"getMaxRetransmitSlot":        h.getShredWatermark,
+		"getMaxShredInsertSlot":       h.getShredWatermark,
 	} {
 		h.Handle(name, m)
 	}
@@ -380,58 +398,6 @@ type uiKeyedAccount struct {
 	Account *UIAccount       `json:"account"`
 }
 
-func (h *Handler) getTokenAccountsByOwner(ctx context.Context, p Params) (any, error) {
-	if err := p.Count(2, 3); err != nil {
-		return nil, err
-	}
-	owner, err := p.Pubkey(0)
-	if err != nil {
-		return nil, err
-	}
-	var filter struct {
-		Mint      *string `json:"mint"`
-		ProgramID *string `json:"programId"`
-	}
-	if err := p.Decode(1, &filter); err != nil || (filter.Mint == nil) == (filter.ProgramID == nil) {
-		return nil, InvalidParams("data did not match any variant of untagged enum RpcTokenAccountsFilter")
-	}
-	var f ledger.TokenFilter
-	if filter.Mint != nil {
-		k, err := ParsePubkey(*filter.Mint)
-		if err != nil {
-			return nil, err
-		}
-		f.Mint = &k
-	} else {
-		k, err := ParsePubkey(*filter.ProgramID)
-		if err != nil {
-			return nil, err
-		}
-		if !spl.IsTokenProgram(k) {
-			return nil, InvalidParam("Invalid param: unrecognized Token program id")
-		}
-		f.ProgramID = &k
-	}
-	cfg, c, enc, err := h.accountArgs(p, 2)
-	if err != nil {
-		return nil, err
-	}
-	accts, slot := h.l.TokenAccountsByOwner(owner, f, c)
-	accts = h.VisibleAccounts(ctx, accts)
-	out := make([]uiKeyedAccount, len(accts))
-	for i, a := range accts {
-		if err := chargeAccount(ctx, a.Account, enc, cfg.DataSlice); err != nil {
-			return nil, err
-		}
-		ui, err := encodeAccount(a.Account, enc, cfg.DataSlice, h.mintReader(c))
-		if err != nil {
-			return nil, err
-		}
-		out[i] = uiKeyedAccount{Pubkey: a.Key, Account: ui}
-	}
-	return h.wrap(slot, out), nil
-}
-
 // --- blockhashes, slots, fees ---
 
 func (h *Handler) getLatestBlockhash(ctx context.Context, p Params) (any, error) {
@@ -554,8 +520,8 @@ func (h *Handler) getMinimumBalanceForRentExemption(ctx context.Context, p Param
 	if _, err := h.commitmentOnly(p, 1); err != nil {
 		return nil, err
 	}
-	if n > 10<<20 {
-		return nil, InvalidParam("Invalid param: data length %d exceeds the 10 MiB account size limit", n)
+	if n > maxAccountDataLen {
+		return nil, Errorf(CodeInvalidRequest, "Invalid request") // Agave's answer past MAX_PERMITTED_DATA_LENGTH
 	}
 	return h.l.MinimumBalanceForRentExemption(int(n)), nil
 }
@@ -808,6 +774,8 @@ func (h *Handler) getSignaturesForAddress(ctx context.Context, p Params) (any, e
 		Limit  *int    `json:"limit"`
 		Before *string `json:"before"`
 		Until  *string `json:"until"`
+		// WithContext wraps the answer in {context, value} (newer Agave).
+		WithContext bool `json:"withContext"`
 	}
 	if err := p.Config(1, &cfg); err != nil {
 		return nil, err
@@ -838,6 +806,7 @@ func (h *Handler) getSignaturesForAddress(ctx context.Context, p Params) (any, e
 			*x.dst = &sig
 		}
 	}
+	slot := h.l.Slot(max(c, ledger.Confirmed))
 	recs, err := h.l.SignaturesForAddress(addr, q, c)
 	if err != nil {
 		return nil, err
@@ -850,6 +819,9 @@ func (h *Handler) getSignaturesForAddress(ctx context.Context, p Params) (any, e
 			cs = "finalized"
 		}
 		out[i] = uiSignatureInfo{Signature: r.Signature, Slot: r.Slot, Err: r.Err, Memo: r.Memo(), BlockTime: r.BlockTime, ConfirmationStatus: cs}
+	}
+	if cfg.WithContext {
+		return h.wrap(slot, out), nil
 	}
 	return out, nil
 }
@@ -870,6 +842,8 @@ func (h *Handler) getTransaction(ctx context.Context, p Params) (any, error) {
 		commitmentConfig
 		Encoding                       *string `json:"encoding"`
 		MaxSupportedTransactionVersion *uint8  `json:"maxSupportedTransactionVersion"`
+		// WithContext wraps the answer in {context, value} (newer Agave).
+		WithContext bool `json:"withContext"`
 	}
 	if err := legacyEncodingConfig(p, 1, &cfg.Encoding, &cfg); err != nil {
 		return nil, err
@@ -885,19 +859,24 @@ func (h *Handler) getTransaction(ctx context.Context, p Params) (any, error) {
 	if v := cfg.MaxSupportedTransactionVersion; v != nil && *v != 0 {
 		return nil, InvalidParam("Invalid param: unsupported maxSupportedTransactionVersion %d (this node supports 0)", *v)
 	}
+	slot := h.l.Slot(max(c, ledger.Confirmed))
 	r, err := h.l.Transaction(sig, c)
 	if err != nil {
 		return nil, err
 	}
-	if r == nil {
-		return Null, nil
+	var out any = Null
+	if r != nil {
+		t, err := txWithMetaUI(r, enc, cfg.MaxSupportedTransactionVersion, true)
+		if err != nil {
+			return nil, err
+		}
+		h.hideMeta(ctx, r, t)
+		out = t
 	}
-	t, err := txWithMetaUI(r, enc, cfg.MaxSupportedTransactionVersion, true)
-	if err != nil {
-		return nil, err
+	if cfg.WithContext {
+		return h.wrap(slot, out), nil
 	}
-	h.hideMeta(ctx, r, t)
-	return t, nil
+	return out, nil
 }
 
 // decodeWireTx decodes sendTransaction/simulateTransaction's first

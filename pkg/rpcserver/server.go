@@ -133,6 +133,20 @@ type Options struct {
 	// ReadFilter, if set, hides accounts from callers that may not see
 	// them (see ReadFilter and Handler.SetReadFilter).
 	ReadFilter ReadFilter
+	// MaxProgramAccounts caps the accounts one getProgramAccounts or
+	// getTokenAccountsBy* answer may list (default
+	// DefaultMaxProgramAccounts; negative: no cap). A query matching more
+	// is refused with -32012, as Agave refuses scans over its
+	// accounts-index scan limit.
+	MaxProgramAccounts int
+	// LargestAccountsCacheTTL is how long a getLargestAccounts answer,
+	// which scans every account, is reused (default
+	// DefaultLargestAccountsCacheTTL; negative: never). Agave caches it
+	// for two hours.
+	LargestAccountsCacheTTL time.Duration
+	// ClusterNode is what getClusterNodes reports about this node's
+	// endpoints; SetClusterNode replaces it once they are bound.
+	ClusterNode ClusterNode
 }
 
 // Handler serves JSON-RPC for one ledger. It is an http.Handler; POST any
@@ -146,6 +160,9 @@ type Handler struct {
 	methods   map[string]Method
 	localOnly map[string]bool
 	filter    atomic.Pointer[ReadFilter]
+
+	node    atomic.Pointer[ClusterNode]
+	largest largestCache
 }
 
 // New returns a handler with every standard method registered.
@@ -174,9 +191,16 @@ func New(l *ledger.Ledger, o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.MaxProgramAccounts == 0 {
+		o.MaxProgramAccounts = DefaultMaxProgramAccounts
+	}
+	if o.LargestAccountsCacheTTL == 0 {
+		o.LargestAccountsCacheTTL = DefaultLargestAccountsCacheTTL
+	}
 	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}, localOnly: map[string]bool{"requestAirdrop": true},
 		inFlight: &inFlight{limit: o.MaxResponseBytesInFlight}}
 	h.SetReadFilter(o.ReadFilter)
+	h.SetClusterNode(o.ClusterNode)
 	h.registerStandard()
 	return h
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -119,6 +120,8 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		demoMint = solana.MustPublicKeyFromBase58(demo.Mint)
 	}
 	p.BaseRPC.EnableFaucet(rpcserver.FaucetOptions{DefaultMint: func() solana.PublicKey { return demoMint }})
+	p.BaseRPC.SetClusterNode(clusterNode(urls[KeyRPC], urls[KeyRPCWS]))
+	p.EphemeralRPC.SetClusterNode(clusterNode(urls[KeyEphemeral], urls[KeyEphemeralWS]))
 
 	reg, err := router.NewLocal(router.LocalConfig{
 		Identity: p.Identity(), URL: urls[KeyEphemeral],
@@ -196,6 +199,19 @@ func clonePerCluster(m map[string]cluster.Overrides) map[string]cluster.Override
 		out[k] = v
 	}
 	return out
+}
+
+// clusterNode is what getClusterNodes reports for a chain node bound at
+// rpcURL with its websocket (PubSub) endpoint at wsURL ("" while none is
+// bound): host:port socket addresses, as Agave reports them.
+func clusterNode(rpcURL, wsURL string) rpcserver.ClusterNode {
+	hostPort := func(u string) string {
+		if p, err := url.Parse(u); err == nil && p.Host != "" {
+			return p.Host
+		}
+		return ""
+	}
+	return rpcserver.ClusterNode{RPC: hostPort(rpcURL), PubSub: hostPort(wsURL)}
 }
 
 // ledgerBlockhash is a router.BlockhashSource over a ledger (confirmed).

@@ -167,6 +167,18 @@ func TestLocalMode(t *testing.T) {
 			t.Fatalf("faucetInfo %+v %v", fi, err)
 		}
 
+		// getClusterNodes names each chain node's bound RPC address; the base
+		// node has its genesis vote account.
+		for _, k := range []string{KeyRPC, KeyEphemeral} {
+			nodes, err := rpc.New(info.URLs[k]).GetClusterNodes(ctx)
+			if err != nil || len(nodes) != 1 || nodes[0].RPC == nil || "http://"+*nodes[0].RPC != info.URLs[k] {
+				t.Fatalf("%s cluster nodes %+v %v", k, nodes, err)
+			}
+		}
+		if votes, err := base.GetVoteAccounts(ctx, nil); err != nil || len(votes.Current)+len(votes.Delinquent) != 1 {
+			t.Fatalf("base vote accounts %+v %v", votes, err)
+		}
+
 		// The router lists the embedded rollup under its bound URL.
 		rc, _ := chainclient.New(info.URLs[KeyRouter])
 		routes, err := rc.GetRoutes(ctx)
