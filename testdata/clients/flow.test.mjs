@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { Connection, Keypair, PublicKey, VersionedTransaction } from '@solana/web3.js';
 import { AccountLayout, getAssociatedTokenAddressSync } from '@solana/spl-token';
 
-import { login, readKeypair, startFerry, withTimeout } from './harness.mjs';
+import { closeWebsocket, login, readKeypair, startFerry, withTimeout } from './harness.mjs';
 
 let ferry;
 let base;
@@ -25,6 +25,7 @@ before(async () => {
 });
 
 after(async () => {
+  await Promise.all([closeWebsocket(base), closeWebsocket(er)]);
   await ferry?.stop();
 });
 

@@ -155,3 +155,17 @@ export async function login(api, secretKey) {
   if (!out.token) throw new Error(`login: ${res.status} ${JSON.stringify(out)}`);
   return out.token;
 }
+
+/**
+ * closeWebsocket lets a web3.js 1.x Connection close its websocket before
+ * the server goes away. web3.js has no public close: it closes the socket
+ * itself 500 ms after its last subscription ends, and its websocket client
+ * reconnects forever when the server closes the socket first, which would
+ * keep the test process alive.
+ */
+export async function closeWebsocket(conn) {
+  if (!conn) return;
+  await sleep(800);
+  const ws = conn._rpcWebSocket;
+  if (ws?.socket && ws.socket.readyState === 1) ws.close();
+}

@@ -15,7 +15,7 @@ import {
   getAccount, getAssociatedTokenAddressSync, getOrCreateAssociatedTokenAccount, mintTo, syncNative, transfer,
 } from '@solana/spl-token';
 
-import { base58, startFerry, withTimeout } from './harness.mjs';
+import { base58, closeWebsocket, startFerry, withTimeout } from './harness.mjs';
 
 const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 
@@ -37,6 +37,7 @@ before(async () => {
 });
 
 after(async () => {
+  await Promise.all([closeWebsocket(base), closeWebsocket(er)]);
   await ferry?.stop();
 });
 
