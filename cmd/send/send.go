@@ -259,12 +259,19 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	if o.confirm {
 		op = outcome.Detect(tx, req.SendTo)
 	}
-	var stopWatch context.CancelFunc = func() {}
+	// Confirming watches the node the transaction went to; following the
+	// operation afterwards watches both (it settles across the layers).
+	sendCtx := ctx
 	if o.confirm {
 		var cancel context.CancelFunc
 		ctx, cancel = cmdutil.WithOperationTimeout(ctx, o.timeout)
 		defer cancel()
-		ctx, stopWatch = outcome.WatchHealth(ctx, 0, outcome.Node{Layer: submit.Base, Client: base}, outcome.Node{Layer: submit.Ephemeral, Client: eph})
+		node := outcome.Node{Layer: submit.Base, Client: base}
+		if req.SendTo == submit.Ephemeral {
+			node = outcome.Node{Layer: submit.Ephemeral, Client: eph}
+		}
+		var stopWatch context.CancelFunc
+		sendCtx, stopWatch = outcome.WatchHealth(ctx, 0, node)
 		defer stopWatch()
 	}
 	follow := f.NewFollower()
@@ -274,7 +281,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	if o.confirm {
 		f.IO.StartProgress(fmt.Sprintf("Sending to %s and confirming", req.SendTo))
 	}
-	resp, err := sender.Send(ctx, endpoints, req, innerToken)
+	resp, err := sender.Send(sendCtx, endpoints, req, innerToken)
 	f.IO.StopProgress()
 	if err != nil {
 		// A transaction that was sent but failed or expired still has a
@@ -292,7 +299,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 			target = firstNonEmpty(req.SendRPCEndpoint, endpoints.Ephemeral.URL())
 		}
 		if o.confirm {
-			err = cmdutil.OperationError(ctx, err, "confirming", tx.Signatures[0].String(), o.timeout)
+			err = cmdutil.OperationError(sendCtx, err, "confirming", tx.Signatures[0].String(), o.timeout)
 		}
 		return cmdutil.ExplainProgramError(ctx, reach(err, req.SendTo, target), tx, base, eph, req.SendTo)
 	}
@@ -315,6 +322,8 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 	}
 	follow.Event(outcome.Event{Event: "confirmed", Kind: op.Kind, Layer: resp.SendTo, Signature: resp.Signature,
 		Message: fmt.Sprintf("Confirmed on %s", resp.SendTo)})
+	ctx, stopWatch := outcome.WatchHealth(ctx, 0, outcome.Node{Layer: submit.Base, Client: base}, outcome.Node{Layer: submit.Ephemeral, Client: eph})
+	defer stopWatch()
 	res, err := cmdutil.Tracker(f, ep, base, eph, o.pollInterval, follow, op, o.authToken).Track(ctx, op)
 	f.IO.StopProgress()
 	if err != nil {

@@ -5,7 +5,8 @@ package ledger
 // full disk does. The ledger halts on the next commit exactly as it would
 // then (Health reports the failure, nothing more becomes confirmed,
 // transactions are refused), and a restart of the process resumes from
-// the last durable slot. Nothing in ferry calls it outside tests; a nil
+// the last durable slot. Tests and the ferry_haltLedger cheat method call
+// it (an application tests its handling of a halted node with it); a nil
 // err clears the failpoint (an already halted ledger stays halted).
 func (l *Ledger) FailCommits(err error) {
 	if err == nil {

@@ -120,6 +120,8 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		demoMint = solana.MustPublicKeyFromBase58(demo.Mint)
 	}
 	p.BaseRPC.EnableFaucet(rpcserver.FaucetOptions{DefaultMint: func() solana.PublicKey { return demoMint }})
+	p.BaseRPC.EnableDevMethods()
+	p.EphemeralRPC.EnableDevMethods()
 	p.BaseRPC.SetClusterNode(clusterNode(urls[KeyRPC], urls[KeyRPCWS]))
 	p.EphemeralRPC.SetClusterNode(clusterNode(urls[KeyEphemeral], urls[KeyEphemeralWS]))
 
