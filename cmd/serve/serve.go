@@ -97,9 +97,11 @@ directory, and prints them with every endpoint. State is kept in --data
 
 The base node also answers local-only faucet methods: requestAirdrop,
 ferry_faucetInfo, ferry_createMint and ferry_mintTo (what "ferry airdrop"
-and "ferry mint" use). The chain nodes and the router allow any web origin
-(CORS, as Solana validators do), but a browser may call the methods that
-change local state (requestAirdrop, ferry_createMint, ferry_mintTo) only
+and "ferry mint" use); both nodes answer ferry_haltLedger, which halts the
+node as a full disk does (to test how an application handles it). The chain
+nodes and the router allow any web origin (CORS, as Solana validators do),
+but a browser may call the methods that change local state
+(requestAirdrop, ferry_createMint, ferry_mintTo, ferry_haltLedger) only
 from an origin given with --allow-origin; other clients (the CLI, scripts,
 SDKs in Node) are not affected.
 
