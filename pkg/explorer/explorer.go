@@ -41,6 +41,8 @@ import (
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
+	"github.com/ferry-sh/ferry/pkg/espl"
+	"github.com/ferry-sh/ferry/pkg/spl"
 )
 
 // Path is where the page is served on the API listener.
@@ -206,7 +208,14 @@ type pageConfig struct {
 	Mint      string    `json:"mint,omitempty"`
 	Decimals  uint8     `json:"decimals"`
 	Wallets   []Wallet  `json:"wallets"`
-	API       struct {
+	// Programs are the well-known addresses the page subscribes to.
+	Programs struct {
+		Token        string `json:"token"`
+		Token2022    string `json:"token2022"`
+		Delegation   string `json:"delegation"`
+		MagicContext string `json:"magicContext"`
+	} `json:"programs"`
+	API struct {
 		Tx      string `json:"tx"`
 		Account string `json:"account"`
 		Rollup  string `json:"rollup"`
@@ -230,6 +239,8 @@ func New(cfg Config) (*Explorer, error) {
 		pc.Mint = cfg.Mint.String()
 	}
 	pc.API.Tx, pc.API.Account, pc.API.Rollup = PathTx, PathAccount, PathRollup
+	pc.Programs.Token, pc.Programs.Token2022 = spl.TokenProgramID.String(), spl.Token2022ProgramID.String()
+	pc.Programs.Delegation, pc.Programs.MagicContext = espl.DelegationProgramID.String(), espl.MagicContextID.String()
 	cj, err := json.Marshal(pc)
 	if err != nil {
 		return nil, fmt.Errorf("start explorer: %w", err)

@@ -472,9 +472,7 @@ func queuedTransfers(l *landed) []queuedTransfer {
 // transferView computes a queued transfer's pieces as the program queued
 // them (espl.SplitPlan, Delay and ReadyAt from the instruction and the
 // block time) and matches them with the payouts paid on base and pending
-// on the rollup. The crank pays a transfer's pieces in due order, so each
-// payout (in task order) goes to the earliest-due unmatched piece of its
-// amount.
+// on the rollup (by their task ids).
 func transferView(sig solana.Signature, l *landed, qt queuedTransfer, decimals uint8, paid, pending map[payoutKey][]PayoutRef) QueuedTransferView {
 	ix := qt.ix
 	var bt int64
@@ -499,38 +497,53 @@ func transferView(sig solana.Signature, l *landed, qt queuedTransfer, decimals u
 		t.State = StateRefunded
 		return t
 	}
-	order := make([]int, len(t.Pieces))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(t.Pieces[a].DueAt, t.Pieces[b].DueAt) })
+	// The crank pays a transfer's pieces in due order, and the program
+	// gave them consecutive task ids in index order: the k pieces paid or
+	// scheduled are the k earliest due, and sorted by task id they are
+	// those pieces sorted by index.
 	k := payoutKey{ix.Owner, ix.GroupID}
-	assign := func(ps []PayoutRef, state string) {
-		ps = slices.Clone(ps)
-		slices.SortStableFunc(ps, func(a, b PayoutRef) int { return cmp.Compare(a.TaskID, b.TaskID) })
-		for _, p := range ps {
-			pick := -1
-			for _, i := range order {
-				if t.Pieces[i].State != StateQueued {
-					continue
-				}
-				if t.Pieces[i].Amount == p.Amount {
-					pick = i
+	type known struct {
+		p     PayoutRef
+		state string
+	}
+	var ps []known
+	for _, p := range paid[k] {
+		ps = append(ps, known{p, StatePaid})
+	}
+	for _, p := range pending[k] {
+		ps = append(ps, known{p, StateScheduled})
+	}
+	slices.SortStableFunc(ps, func(a, b known) int { return cmp.Compare(a.p.TaskID, b.p.TaskID) })
+	if len(ps) > len(t.Pieces) {
+		ps = ps[:len(t.Pieces)]
+	}
+	byDue := make([]int, len(t.Pieces))
+	for i := range byDue {
+		byDue[i] = i
+	}
+	slices.SortStableFunc(byDue, func(a, b int) int { return cmp.Compare(t.Pieces[a].DueAt, t.Pieces[b].DueAt) })
+	done := slices.Clone(byDue[:len(ps)])
+	slices.Sort(done)
+	for j, kp := range ps {
+		i := done[j]
+		// Prefer the index the task ids give (the first piece's task id
+		// is the smallest task id minus the smallest index done).
+		if first := int64(ps[0].p.TaskID) - int64(done[0]); int64(kp.p.TaskID)-first >= 0 && int64(kp.p.TaskID)-first < int64(len(t.Pieces)) {
+			if c := int(int64(kp.p.TaskID) - first); t.Pieces[c].State == StateQueued {
+				i = c
+			}
+		}
+		if t.Pieces[i].State != StateQueued {
+			for _, c := range done {
+				if t.Pieces[c].State == StateQueued {
+					i = c
 					break
 				}
-				if pick < 0 {
-					pick = i
-				}
 			}
-			if pick < 0 {
-				return
-			}
-			pp := p
-			t.Pieces[pick].State, t.Pieces[pick].Payout = state, &pp
 		}
+		pp := kp.p
+		t.Pieces[i].State, t.Pieces[i].Payout = kp.state, &pp
 	}
-	assign(paid[k], StatePaid)
-	assign(pending[k], StateScheduled)
 	n := 0
 	for _, p := range t.Pieces {
 		if p.State == StatePaid {
