@@ -310,6 +310,21 @@ func TestBrowser(t *testing.T) {
 	waitText("alice's account", "#view", "Private balances on the rollup")
 	shot("account")
 
+	// Pinning an address (kept in localStorage) adds it to the overview.
+	validator := strings.TrimSpace(string(c.run(nil, "rpc", "--ephemeral", "getIdentity", "--jq", ".identity")))
+	if err := chromedp.Do(ctx, eval(`location.hash = '#/account/`+validator+`'`)); err != nil {
+		t.Fatal(err)
+	}
+	waitText("the validator's account", "#pin", "Pin to overview")
+	if err := chromedp.Do(ctx, eval(`document.getElementById('pin').click()`), eval(`location.hash = '#/'`)); err != nil {
+		t.Fatal(err)
+	}
+	waitText("the pinned validator on the overview", fmt.Sprintf(`tr[data-address=%q] .base-sol`, validator), "SOL")
+	pinned, err := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem('ferry.explorer.pins')`))
+	if err != nil || pinned != `["`+validator+`"]` {
+		t.Fatalf("pins in localStorage: %q %v", pinned, err)
+	}
+
 	// Every view changed without a reload; the page logged no error.
 	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__sameDocument === true`)); err != nil || !same {
 		t.Fatalf("the page reloaded (%v)", err)

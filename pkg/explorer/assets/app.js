@@ -361,8 +361,9 @@ function walletRow(w) {
     row.querySelector('.base-token').replaceChildren(tokenList(b.base.tokens));
     row.querySelector('.eph-token').replaceChildren(tokenList(b.ephemeral.tokens));
   };
-  const refresh = debounce(() => walletBalances(w.address).then(cells).catch((e) => setStatus('balances of ' + w.address + ': ' + e.message, 'error')), 150);
+  const refresh = debounce(() => walletBalances(w.address).then((b) => { if (row.isConnected) cells(b); }).catch((e) => setStatus('balances of ' + w.address + ': ' + e.message, 'error')), 150);
   walletBalances(w.address).then((b) => {
+    if (!row.isConnected) return; // the overview was left while it loaded
     cells(b);
     // Live: any change of the wallet or one of its token accounts.
     const watch = new Set([w.address, ...b.base.tokens.map((t) => t.account)]);
@@ -427,14 +428,17 @@ async function renderTx(sig, layer) {
   view.replaceChildren(h('p', { class: 'muted' }, 'loading transaction…'));
   // Which node has it, confirmed? (A transaction just sent may be only
   // processed: its confirmation, signatureSubscribe, brings the view.)
+  const me = current;
   const layers = layer ? [layer] : ['base', 'ephemeral'];
   let found = '';
   for (const l of layers) {
     try {
       const st = await rpc(l, 'getSignatureStatuses', [[sig], { searchTransactionHistory: true }]);
+      if (current !== me) return; // the user moved on while it loaded
       const s0 = st.value[0];
       if (s0 && s0.confirmationStatus !== 'processed') { found = l; break; }
     } catch (e) {
+      if (current !== me) return;
       view.replaceChildren(h('section', { class: 'card error' }, h('h2', {}, 'Transaction'), h('p', {}, e.message)));
       return;
     }
@@ -449,7 +453,9 @@ async function renderTx(sig, layer) {
   let tx;
   try {
     tx = await api(cfg.api.tx, { signature: sig, layer: found });
+    if (current !== me) return;
   } catch (e) {
+    if (current !== me) return;
     view.replaceChildren(h('section', { class: 'card error' }, h('h2', {}, 'Transaction'), h('p', {}, e.message)));
     return;
   }
@@ -530,10 +536,13 @@ function layerState(title, s, privateNote) {
 
 async function renderAccount(addr) {
   view.replaceChildren(h('p', { class: 'muted' }, 'loading account…'));
+  const me = current;
   let a;
   try {
     a = await api(cfg.api.account, { address: addr });
+    if (current !== me) return; // the user moved on while it loaded
   } catch (e) {
+    if (current !== me) return;
     view.replaceChildren(h('section', { class: 'card error' }, h('h2', {}, 'Account'), h('p', {}, e.message)));
     return;
   }
@@ -605,6 +614,7 @@ async function renderRollup(refreshOnly) {
   try {
     r = await api(cfg.api.rollup);
   } catch (e) {
+    if (current !== 'rollup') return;
     view.replaceChildren(h('section', { class: 'card error' }, h('h2', {}, 'Rollup'), h('p', {}, e.message)));
     return;
   }
