@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/explorer"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
 	"github.com/ferry-sh/ferry/pkg/payments"
@@ -171,6 +172,9 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := mountExplorer(o, apiSrv, p, urls, demo); err != nil {
+		return nil, err
+	}
 	// The rollup hides private accounts from everyone but their owners,
 	// who prove who they are with the token the API issued for the local
 	// cluster (kept valid across restarts by the key in the data dir).
@@ -233,4 +237,35 @@ func ledgerAccounts(l *ledger.Ledger) router.AccountReader {
 		}
 		return &router.Account{Lamports: a.Lamports, Owner: a.Owner, Data: a.Data}, nil
 	})
+}
+
+// mountExplorer serves the explorer page on the API listener. Its JSON
+// endpoints read the chain nodes in-process through their public JSON-RPC
+// handlers, without a token: they see what any anonymous client sees.
+func mountExplorer(o Options, apiSrv *api.Server, p *localnet.Pair, urls map[string]string, demo *Demo) error {
+	base, err := chainclient.New(urls[KeyRPC], chainclient.WithHandler(p.BaseRPC))
+	if err != nil {
+		return err
+	}
+	eph, err := chainclient.New(urls[KeyEphemeral], chainclient.WithHandler(p.EphemeralRPC))
+	if err != nil {
+		return err
+	}
+	cfg := explorer.Config{
+		Endpoints: explorer.Endpoints{RPC: urls[KeyRPC], RPCWS: urls[KeyRPCWS], Ephemeral: urls[KeyEphemeral],
+			EphemeralWS: urls[KeyEphemeralWS], Router: urls[KeyRouter]},
+		Base: base, Ephemeral: eph, Validator: p.Identity(), Options: o.Explorer, Logger: o.Logger,
+	}
+	if demo != nil {
+		cfg.Mint, cfg.Decimals = solana.MustPublicKeyFromBase58(demo.Mint), demo.Decimals
+		for _, w := range demo.Wallets {
+			cfg.Wallets = append(cfg.Wallets, explorer.Wallet{Name: w.Name, Address: w.Address})
+		}
+	}
+	ex, err := explorer.New(cfg)
+	if err != nil {
+		return err
+	}
+	ex.Mount(apiSrv)
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/explorer"
 	"github.com/ferry-sh/ferry/pkg/httpguard"
 	"github.com/ferry-sh/ferry/pkg/mcpserver"
 	"github.com/ferry-sh/ferry/pkg/payments"
@@ -115,6 +116,8 @@ type Options struct {
 
 	// Limits bound connections and request times on every listener.
 	Limits Limits
+	// Explorer bounds the explorer page's JSON endpoints (local mode).
+	Explorer explorer.Options
 	// MaxResponseBytes is the chain nodes' response budget per request
 	// (rpcserver.DefaultMaxResponseBytes when zero).
 	MaxResponseBytes int64
@@ -138,8 +141,10 @@ type Info struct {
 	// URLs of the served endpoints by key (KeyAPI, KeyRPC, ...).
 	URLs map[string]string `json:"urls"`
 	// MCP is the MCP endpoint's URL.
-	MCP     string `json:"mcp"`
-	DataDir string `json:"dataDir,omitempty"`
+	MCP string `json:"mcp"`
+	// Explorer is the explorer page's URL (local mode).
+	Explorer string `json:"explorer,omitempty"`
+	DataDir  string `json:"dataDir,omitempty"`
 	// Created reports a fresh data directory (first start or --reset).
 	Created bool `json:"created"`
 	// DemoCreated reports that this start created the demo mint and
@@ -269,6 +274,9 @@ func (n *Node) Run(ctx context.Context, ready func(*Info)) error {
 	n.Server.OnReady(func(urls map[string]string) {
 		n.Info.URLs = urls
 		n.Info.MCP = urls[KeyAPI] + mcpserver.Path
+		if n.Local != nil {
+			n.Info.Explorer = urls[KeyAPI] + explorer.Path
+		}
 		n.Info.StartupMs = float64(time.Since(n.start).Microseconds()) / 1000
 		if ready != nil {
 			ready(n.Info)
