@@ -303,13 +303,13 @@ func TestSwapRoutes(t *testing.T) {
 	h := newHarness(t)
 	user := pubOf(seedKey("alice"))
 	quote := "/v1/swap/quote?inputMint=" + user.String() + "&outputMint=" + h.mint.String() + "&amount=100&slippageBps=50&onlyDirectRoutes=TRUE"
-	apiError(t, h.do("GET", quote, nil), 503, "SWAP_UNAVAILABLE")
+	wantError(t, h.do("GET", quote, nil), 500, "CONFIG_ERROR", "Missing worker environment variable `METIS_SWAP_API_URL`")
 	e := apiError(t, h.do("GET", "/v1/swap/quote?amount=1.5", nil), 422, "VALIDATION_ERROR")
 	if len(e["issues"].([]any)) != 3 {
 		t.Fatal(e)
 	}
 	swapBody := fmt.Sprintf(`{"userPublicKey":%q,"quoteResponse":{"inAmount":"100"},"wrapAndUnwrapSol":true,"prioritizationFeeLamports":{"jitoTipLamports":1}}`, user)
-	apiError(t, h.do("POST", "/v1/swap/swap", swapBody), 503, "SWAP_UNAVAILABLE")
+	wantError(t, h.do("POST", "/v1/swap/swap", swapBody), 500, "CONFIG_ERROR", "Missing worker environment variable `METIS_SWAP_API_URL`")
 	apiError(t, h.do("POST", "/v1/swap/swap", fmt.Sprintf(`{"userPublicKey":%q}`, user)), 422, "VALIDATION_ERROR")
 
 	var mu sync.Mutex

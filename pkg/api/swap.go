@@ -107,9 +107,15 @@ func newSwapProxy(cfg SwapConfig) *swapProxy {
 	return p
 }
 
+// swapUnavailable is the hosted API's answer without a swap upstream (500
+// CONFIG_ERROR): ferry has no swap engine of its own, offline or not.
 func swapUnavailable() *apierr.Error {
-	return apierr.New(http.StatusServiceUnavailable, CodeSwapUnavailable,
-		"Swaps are not available: ferry has no swap upstream offline; set METIS_SWAP_API_URL (or the swap upstream in the configuration) to proxy them")
+	return apierr.New(http.StatusInternalServerError, apierr.CodeConfig, "Missing worker environment variable `METIS_SWAP_API_URL`").
+		WithDetails(map[string]any{
+			"issues": []map[string]any{{"path": []string{"METIS_SWAP_API_URL"}, "message": "Required"}},
+			"hint": "Swaps are routed by a Metis (Jupiter-compatible) swap API, which ferry does not run: set METIS_SWAP_API_URL " +
+				"to one (e.g. https://<endpoint>.rpcpool.com/<token>/metis) before ferry serve to enable /v1/swap/*.",
+		})
 }
 
 // SwapQuote is GET /v1/swap/quote: the query (validated as req) is

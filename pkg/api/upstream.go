@@ -25,8 +25,8 @@ func newAllowList(cfg ClustersConfig, def string) (*cluster.AllowList, error) {
 	names := append(cluster.Names(), def)
 	for _, n := range names {
 		ep, err := cluster.Resolve(n, cfg.Overrides)
-		if err != nil {
-			continue
+		if err != nil || ep.Problem != nil {
+			continue // an unconfigured cluster's defaults are not the operator's
 		}
 		trusted = append(trusted, ep.BaseRPC, ep.Ephemeral, ep.Router, ep.CrankRPC())
 	}
