@@ -334,13 +334,13 @@ func (c *Cluster) isRollup(u string) bool {
 }
 
 // Chain returns the payments.Chain of one request. token is an inner
-// bearer token the cluster's TEE rollup issued and accepted (see
+// bearer token the cluster's rollup issued and accepted (see
 // rollupToken): rollup reads then use it (on a fresh, uncached client);
 // otherwise they go through the shared cached clients. The token is sent
 // nowhere else.
 func (c *Cluster) Chain(token string) *Chain {
 	ch := &Chain{cl: c}
-	if token != "" && c.Endpoints.TEE {
+	if token != "" && c.Endpoints.Kind != cluster.Local {
 		ch.token = token
 	}
 	return ch
