@@ -236,9 +236,13 @@ func (cs *Clusters) Resolve(name string) (*Cluster, error) {
 	return c, nil
 }
 
+// teeURL is the rollup of the TEE cluster name, the undelegation fallback
+// of its kind: "" when the configuration leaves that cluster out (a
+// deployment without its EPHEMERAL_*TEE_RPC_URL), as no default host is
+// contacted in place of a configured one.
 func (cs *Clusters) teeURL(name string) string {
 	ep, err := cluster.Resolve(name, cs.overrides)
-	if err != nil {
+	if err != nil || ep.Problem != nil {
 		return ""
 	}
 	return ep.Ephemeral
@@ -397,11 +401,12 @@ func account(a *chainclient.Account, err error) (*payments.Account, error) {
 	return &payments.Account{Owner: a.Owner, Lamports: a.Lamports, Data: a.Data}, nil
 }
 
-// MintProgram returns the cached owner of a mint (zero when missing).
+// MintProgram returns the cached owner of a mint (payments.ErrNoAccount
+// when missing): one getAccountInfo decides.
 func (c *Chain) MintProgram(ctx context.Context, mint solana.PublicKey) (solana.PublicKey, error) {
 	p, err := c.cl.Base.MintProgram(ctx, mint)
 	if errors.Is(err, chainclient.ErrAccountNotFound) {
-		return solana.PublicKey{}, nil
+		return solana.PublicKey{}, payments.ErrNoAccount
 	}
 	return p, err
 }

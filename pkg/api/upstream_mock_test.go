@@ -264,7 +264,8 @@ type gateway struct {
 }
 
 type gatewayOptions struct {
-	cluster string // --cluster; default mainnet
+	cluster string            // --cluster; default mainnet
+	base    cluster.Overrides // ferry's own configuration (config file, flags)
 	cfg     func(*Config)
 	allow   []string
 	now     func() time.Time
@@ -279,7 +280,7 @@ func newGateway(t testing.TB, env map[string]string, opts ...gatewayOptions) *ga
 	if o.cluster == "" {
 		o.cluster = "mainnet"
 	}
-	ec, err := FromEnv(func(k string) string { return env[k] }, cluster.Overrides{})
+	ec, err := FromEnv(func(k string) string { return env[k] }, o.base)
 	if err != nil {
 		t.Fatal(err)
 	}
