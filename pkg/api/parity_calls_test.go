@@ -148,3 +148,24 @@ func TestParityBlockhashPerBuild(t *testing.T) {
 	build := []string{"base getAccountInfo ata", "base getAccountInfo rent-pda", "base getAccountInfo eata-record", "base getLatestBlockhash"}
 	wantCalls(t, log.pattern(names), append(append([]string{"base getAccountInfo mint"}, build...), build...))
 }
+
+// TestParityOffCurveGasless: gasless is ignored for an off-curve sender
+// and the build fails with the SDK's error (hosted case "ignores gasless
+// for off-curve transfer senders").
+func TestParityOffCurveGasless(t *testing.T) {
+	log := &callLog{}
+	base, er := newMockUpstream(t, "base", log), newMockUpstream(t, "er", log)
+	devBase, devER := newMockUpstream(t, "devnet-base", log), newMockUpstream(t, "devnet-er", log)
+	g := newGateway(t, hostedEnv(base, er, devBase, devER)) // no sponsor: gasless would be a 503
+	offCurve, _, err := espl.FindProgramAddress([][]byte{[]byte("off-curve-sender")}, espl.ProgramID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usdc := solana.MustPublicKeyFromBase58("4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU")
+	devBase.accounts(map[solana.PublicKey]*acct{usdc: {Owner: spl.TokenProgramID, Lamports: 1, Data: make([]byte, 82)}}).blockhash(solana.Hash{3}, 1)
+	devER.identity(pubOf(seedKey("validator")))
+	body := fmt.Sprintf(`{"from":%q,"to":%q,"mint":%q,"amount":1,"cluster":"devnet","visibility":"public","fromBalance":"base","toBalance":"base","gasless":true}`,
+		offCurve, pubOf(seedKey("bob")), usdc)
+	wantError(t, g.do("POST", "/v1/spl/transfer", body), 400, payments.CodeTransactionBuildError, "Owner public key is off-curve")
+	wantCalls(t, log.pattern(map[string]string{usdc.String(): "usdc"}), []string{"devnet-base getAccountInfo usdc", "devnet-er getIdentity"})
+}
