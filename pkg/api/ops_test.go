@@ -258,10 +258,12 @@ func TestSendRoute(t *testing.T) {
 		t.Fatal(e)
 	}
 	apiError(t, h.do("POST", "/v1/transaction/send", `{"transactionBase64":"AQ==","sendTo":"base","cluster":"nope"}`), 400, "INVALID_CLUSTER")
-	// Unsigned: preflight fails (signature verification), a send error.
+	// Unsigned: the node refuses it (signature verification), a send
+	// error: 400 with the node's error.
 	out := ok[payments.UnsignedTransaction](t, h.do("POST", "/v1/spl/transfer", transferBody(alice, bob, h.mint, "public", "base", "base", "")))
-	e = apiError(t, h.do("POST", "/v1/transaction/send", map[string]any{"transactionBase64": out.TransactionBase64, "sendTo": "base"}), 502, "RPC_ERROR")
-	if e["message"] != "Failed to send transaction" || e["details"].(map[string]any)["sendTo"] != "base" {
+	e = apiError(t, h.do("POST", "/v1/transaction/send", map[string]any{"transactionBase64": out.TransactionBase64, "sendTo": "base"}), 400, "RPC_ERROR")
+	if d := e["details"].(map[string]any); e["message"] != "Failed to send transaction" || d["sendTo"] != "base" || d["rpcCode"] != float64(-32003) ||
+		d["message"] != "Transaction signature verification failure" {
 		t.Fatal(e)
 	}
 	// Lands and fails on chain (more tokens than alice has, no preflight):
