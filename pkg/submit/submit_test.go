@@ -353,7 +353,9 @@ func TestSendErrorStatus(t *testing.T) {
 				return d["rpcCode"] == -32002 && len(logs) == 1 && string(d["err"].(json.RawMessage)) == `{"InstructionError":[0,{"Custom":1}]}`
 			}},
 		{"undecodable", rpcAnswer(-32602, "failed to deserialize solana_transaction::versioned::VersionedTransaction: io error: failed to fill whole buffer", ""), 400,
-			func(d map[string]any) bool { return d["rpcCode"] == -32602 && strings.HasPrefix(d["message"].(string), "failed to deserialize") }},
+			func(d map[string]any) bool {
+				return d["rpcCode"] == -32602 && strings.HasPrefix(d["message"].(string), "failed to deserialize")
+			}},
 		{"bad signature", rpcAnswer(-32003, "Transaction signature verification failure", ""), 400, nil},
 		{"signature count", rpcAnswer(-32013, "Transaction signature length mismatch", ""), 400, nil},
 		{"unsupported version", rpcAnswer(-32015, "Transaction version (0) is not supported", ""), 400, nil},
