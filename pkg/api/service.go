@@ -268,7 +268,8 @@ func (s *Service) IsMintInitialized(ctx context.Context, req *payments.MintIniti
 }
 
 // EnsureCrank is POST /v1/spl/transfer-queue/ensure-crank: send one
-// ESPL 17 crank to the cluster's crank RPC now.
+// ESPL 17 crank to the cluster's crank RPC now, whatever the queue's
+// recent activity.
 func (s *Service) EnsureCrank(ctx context.Context, req *payments.TransferQueueEnsureCrankRequest) (*payments.TransferQueueEnsureCrankResponse, error) {
 	cl, err := s.writable(req.Cluster)
 	if err != nil {
@@ -278,7 +279,7 @@ func (s *Service) EnsureCrank(ctx context.Context, req *payments.TransferQueueEn
 	if err != nil {
 		return nil, err
 	}
-	sig, err := s.crank.run(ctx, cl, plan)
+	sig, err := s.crank.ensure(ctx, cl, plan, true)
 	if err != nil {
 		return nil, apierr.New(http.StatusBadGateway, apierr.CodeRPC, "Failed to ensure transfer queue crank").
 			WithDetails(map[string]any{"mint": plan.Mint.String(), "validator": plan.Validator.String(),

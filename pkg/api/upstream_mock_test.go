@@ -35,7 +35,8 @@ type upstreamCall struct {
 	Body   []byte
 }
 
-// key is the base58 key a JSON-RPC call is about (its first param), or "".
+// key is the public key a JSON-RPC call is about (its first param), or
+// "".
 func (c upstreamCall) key() string {
 	var ps []json.RawMessage
 	if json.Unmarshal(c.Params, &ps) != nil || len(ps) == 0 {
@@ -43,6 +44,9 @@ func (c upstreamCall) key() string {
 	}
 	var s string
 	json.Unmarshal(ps[0], &s)
+	if _, err := solana.PublicKeyFromBase58(s); err != nil {
+		return ""
+	}
 	return s
 }
 
@@ -98,11 +102,13 @@ func (l *callLog) count(upstream, method string) int {
 	return n
 }
 
-// rpcFail is a JSON-RPC error answer.
+// rpcFail is a JSON-RPC error answer; with HTTPStatus, an HTTP error
+// whose body is Message instead.
 type rpcFail struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+	Code       int    `json:"code"`
+	Message    string `json:"message"`
+	Data       any    `json:"data,omitempty"`
+	HTTPStatus int    `json:"-"`
 }
 
 // rpcHandler answers one JSON-RPC method: a result (marshalled as JSON),
@@ -184,7 +190,10 @@ func (m *mockUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := map[string]any{"jsonrpc": "2.0", "id": req.ID}
 	if rh == nil {
 		resp["error"] = rpcFail{Code: -32601, Message: "Method not found"}
-	} else if v, fail := rh(ps, r.URL.Query()); fail != nil {
+	} else if v, fail := rh(ps, r.URL.Query()); fail != nil && fail.HTTPStatus != 0 {
+		http.Error(w, fail.Message, fail.HTTPStatus)
+		return
+	} else if fail != nil {
 		resp["error"] = fail
 	} else {
 		resp["result"] = v

@@ -292,6 +292,13 @@ func (p *Planner) PlanEnsureCrank(ctx context.Context, c Chain, req *TransferQue
 	return &CrankPlan{Mint: mint, Validator: validator, Queue: queue, cache: p.cache()}, nil
 }
 
+// CrankPlanFor is the crank of the queue of (mint, validator), known to be
+// initialized (is-mint-initialized said so): no read.
+func (p *Planner) CrankPlanFor(mint, validator solana.PublicKey) *CrankPlan {
+	queue, _ := p.cache().FindTransferQueue(mint, validator)
+	return &CrankPlan{Mint: mint, Validator: validator, Queue: queue, cache: p.cache()}
+}
+
 // Transaction returns the signed ESPL 17 (ensureTransferQueueCrank)
 // transaction, paid and signed by payer (the hosted API uses a throw-away
 // keypair: rollups charge no fees).
