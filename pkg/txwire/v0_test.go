@@ -117,7 +117,7 @@ func TestDecompileErrors(t *testing.T) {
 	// Too many accounts.
 	var ixs []Instruction
 	for i := range 300 {
-		ixs = append(ixs, Instruction{ProgramID: prog, Accounts: []AccountMeta{Readonly(v0Key(string(rune('a' + i%26)) + string(rune(i))))}})
+		ixs = append(ixs, Instruction{ProgramID: prog, Accounts: []AccountMeta{Readonly(v0Key(string(rune('a'+i%26)) + string(rune(i))))}})
 	}
 	if _, err := CompileV0(payer, ixs, solana.Hash{}, nil); err == nil {
 		t.Fatal("300 accounts compiled")
