@@ -299,7 +299,7 @@ func TestSwapRoutes(t *testing.T) {
 	if len(e["issues"].([]any)) != 3 {
 		t.Fatal(e)
 	}
-	swapBody := fmt.Sprintf(`{"userPublicKey":%q,"quoteResponse":{"inAmount":"100"},"wrapAndUnwrapSol":true,"prioritizationFeeLamports":{"jitoTipLamports":1}}`, user)
+	swapBody := fmt.Sprintf(`{"userPublicKey":%q,"quoteResponse":%s,"wrapAndUnwrapSol":true,"prioritizationFeeLamports":{"jitoTipLamports":1}}`, user, mustJSON(testQuote()))
 	wantError(t, h.do("POST", "/v1/swap/swap", swapBody), 500, "CONFIG_ERROR", "Missing worker environment variable `METIS_SWAP_API_URL`")
 	apiError(t, h.do("POST", "/v1/swap/swap", fmt.Sprintf(`{"userPublicKey":%q}`, user)), 422, "VALIDATION_ERROR")
 
@@ -334,7 +334,9 @@ func TestSwapRoutes(t *testing.T) {
 		t.Fatalf("upstream saw %q", got)
 	}
 	mu.Unlock()
-	apiError(t, h2.do("POST", "/v1/swap/swap", strings.Replace(swapBody, `"wrapAndUnwrapSol"`, `"visibility":"private","wrapAndUnwrapSol"`, 1)), 501, "PRIVATE_SWAP_UNSUPPORTED")
+	// A private swap without its fields: refused before the upstream.
+	wantError(t, h2.do("POST", "/v1/swap/swap", strings.Replace(swapBody, `"wrapAndUnwrapSol"`, `"visibility":"private","wrapAndUnwrapSol"`, 1)), 400,
+		"INVALID_REQUEST", "destination, minDelayMs, maxDelayMs, and split are required when visibility=private")
 	h3 := newHarness(t, harnessOptions{cfg: func(c *Config) { c.Swap = SwapConfig{UpstreamURL: "http://127.0.0.1:1"} }})
 	e = apiError(t, h3.do("POST", "/v1/swap/swap", swapBody), 502, "SWAP_UPSTREAM_ERROR")
 	if strings.Contains(fmt.Sprint(e), "127.0.0.1") {

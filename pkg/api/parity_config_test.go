@@ -114,7 +114,7 @@ func TestParityConfigErrors(t *testing.T) {
 		g := newGateway(t, hostedEnv(base, er, devBase, devER))
 		q := "/v1/swap/quote?inputMint=So11111111111111111111111111111111111111112&outputMint=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v&amount=1000000"
 		wantError(t, g.do("GET", q, nil), 500, apierr.CodeConfig, "Missing worker environment variable `METIS_SWAP_API_URL`")
-		wantError(t, g.do("POST", "/v1/swap/swap", fmt.Sprintf(`{"userPublicKey":%q,"quoteResponse":{}}`, owner)), 500,
+		wantError(t, g.do("POST", "/v1/swap/swap", fmt.Sprintf(`{"userPublicKey":%q,"quoteResponse":%s}`, owner, mustJSON(testQuote()))), 500,
 			apierr.CodeConfig, "Missing worker environment variable `METIS_SWAP_API_URL`")
 	})
 

@@ -227,18 +227,27 @@ func (s *Server) builtinRoutes() []*route {
 
 func (s *Server) swapRoutes() []*route {
 	svc := s.svc
-	swapErrors := []ErrorDoc{eValidation, {503, CodeSwapUnavailable, "Swaps are not available: ... set METIS_SWAP_API_URL"},
-		{502, CodeSwapUpstreamError, "Swap upstream is unreachable"}}
+	swapErrors := []ErrorDoc{eValidation, {500, apierr.CodeConfig, "Missing worker environment variable `METIS_SWAP_API_URL`"},
+		{502, CodeSwapUpstreamError, "Failed to reach the swap upstream (or: Swap upstream timed out)"}}
 	quote := Operation{Method: http.MethodGet, Path: "/v1/swap/quote", Query: true, ID: "getSwapQuote", Tag: "Swap",
 		Summary: "Get a swap quote",
-		Description: "Forwards the query, unchanged, to the configured Metis (Jupiter-compatible) swap API and passes its answer through. " +
-			"Swaps need that upstream: without one (ferry offline) this is a 503 SWAP_UNAVAILABLE.",
-		Request: reflect.TypeFor[SwapQuoteRequest](), Errors: swapErrors}
+		Description: "Forwards the query, unchanged, to the configured Metis (Jupiter-compatible) swap API and passes its answer " +
+			"(status, body) through. Swaps need that upstream (METIS_SWAP_API_URL): ferry has no swap engine of its own.",
+		Request: reflect.TypeFor[SwapQuoteRequest](), Response: reflect.TypeFor[SwapQuoteResponse](), Errors: swapErrors}
 	swap := Operation{Method: http.MethodPost, Path: "/v1/swap/swap", ID: "swap", Tag: "Swap", Summary: "Build a swap transaction",
-		Description: "Forwards a public swap body verbatim to the configured swap API's /swap and passes its answer through " +
-			"(typically swapTransaction, lastValidBlockHeight). Private swaps are not supported by ferry. Without an upstream: 503 SWAP_UNAVAILABLE.",
-		Request: reflect.TypeFor[SwapRequest](),
-		Errors:  append(append([]ErrorDoc(nil), swapErrors...), ErrorDoc{501, CodePrivateSwapUnsupported, "visibility=private swaps are not supported by ferry"})}
+		Description: "Builds an unsigned swap transaction from a quote. visibility public (the default) forwards the body verbatim " +
+			"to the swap API's /swap and passes its answer through. visibility private sends the swap's output to a program-owned " +
+			"stash ATA (derived from the payer and the output mint), prepends the stash ATA's idempotent creation, raises an " +
+			"existing SetComputeUnitLimit by 40 000 units, and appends schedule_private_transfer (ESPL 29), which registers a " +
+			"one-shot Hydra crank that delivers the output to destination with the requested delays and split; the answer is a v0 " +
+			"transaction, with privateTransfer {stashAta, hydraCrankPda, shuttleId}. When the rebuilt transaction exceeds 1232 " +
+			"bytes the quote is asked again with maxAccounts 39, 38, ... 1. destination, minDelayMs, maxDelayMs and split are " +
+			"required for a private swap; destinationTokenAccount, nativeDestinationAccount and asLegacyTransaction true are refused.",
+		Request: reflect.TypeFor[SwapRequest](), Response: reflect.TypeFor[SwapResponse](),
+		Errors: append(append([]ErrorDoc(nil), swapErrors...),
+			ErrorDoc{400, CodeInvalidRequest, "destination, minDelayMs, maxDelayMs, and split are required when visibility=private (and the other private-swap rules)"},
+			ErrorDoc{502, CodeSwapUpstreamError, "Upstream swap response missing swapTransaction / Invalid upstream swap transaction encoding / Failed to fit private swap transaction within 1232 bytes"},
+			eConfig, eUpstream)}
 	return []*route{
 		{op: quote, serve: func(w *responseWriter, r *http.Request) {
 			var req SwapQuoteRequest

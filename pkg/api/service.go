@@ -111,7 +111,7 @@ func NewService(cfg Config) (*Service, error) {
 		clusters: cfg.Clusters, planner: &p, auth: a, log: log, now: now,
 		sender: &submit.Sender{PollInterval: poll},
 	}
-	s.swap = newSwapProxy(cfg.Swap)
+	s.swap = newSwapProxy(cfg.Swap, now)
 	s.crank = newCranker(s, !cfg.DisableBackgroundCrank, poll)
 	return s, nil
 }

@@ -61,6 +61,10 @@ func (p *Planner) cache() *espl.Cache {
 	return defaultCache
 }
 
+// RandReader is the planner's source of randomness (Rand, else
+// crypto/rand).
+func (p *Planner) RandReader() io.Reader { return p.rand() }
+
 func (p *Planner) rand() io.Reader {
 	if p.Rand != nil {
 		return p.Rand
