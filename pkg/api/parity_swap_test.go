@@ -499,4 +499,3 @@ func TestParityPublicSwap(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
-
