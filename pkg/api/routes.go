@@ -48,7 +48,11 @@ func (s *Server) builtinRoutes() []*route {
 				`writes (a failed commit, e.g. a full disk) it answers 503 {"status":"halted","reason":...}, and builds and sends ` +
 				`answer 503 LEDGER_HALTED until the operator fixes the cause and restarts the server. In local mode "ledgers" lists ` +
 				`the embedded ledgers; a gateway reports only itself.`,
-			Response: reflect.TypeFor[HealthResponse](), Errors: []ErrorDoc{eHealthHalted}},
+			Response: reflect.TypeFor[HealthResponse](), Errors: []ErrorDoc{eHealthHalted},
+			ErrorBodies: map[int]ErrorSchema{503: {Type: reflect.TypeFor[HealthResponse](), Example: map[string]any{
+				"status": HealthHalted, "reason": "base ledger: ledger halted: commit slot 812: no space left on device",
+				"ledgers": []any{map[string]any{"name": "base ledger", "status": HealthHalted, "reason": "ledger halted: commit slot 812: no space left on device"},
+					map[string]any{"name": "ephemeral ledger", "status": HealthOK}}}}}},
 			func(ctx context.Context, w *responseWriter, r *http.Request, _ []byte) (any, error) {
 				h := svc.Health(ctx)
 				if h.Status != HealthOK {
