@@ -58,7 +58,11 @@ func newUpstream(t *testing.T, rpc, plain map[string]string) *upstream {
 
 func (u *upstream) record(s string) { u.mu.Lock(); u.calls = append(u.calls, s); u.mu.Unlock() }
 
-func (u *upstream) seen() []string { u.mu.Lock(); defer u.mu.Unlock(); return append([]string(nil), u.calls...) }
+func (u *upstream) seen() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.calls...)
+}
 
 func post(t *testing.T, url, body string) (int, map[string]any) {
 	t.Helper()
