@@ -65,8 +65,9 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: get, Path: "/v1/spl/challenge", Query: true, ID: "getChallenge", Tag: "SPL",
 			Summary: "Get a login challenge",
 			Description: "Returns the text the wallet signs to log in: \"Login to Query Filtering Service\\nTimestamp: <unix-seconds>\\nUser: <pubkey>\". " +
-				"It is valid for 60 seconds and can be used once. On mainnet-private and devnet-private the rollup's TEE auth service issues it " +
-				"(a rollup without one gives a \"MOCK: ...\" challenge); on the other clusters this server does.",
+				"The cluster's rollup's auth service issues it, as the hosted API asks it (GET <rollup>/auth/challenge; the TEE's on " +
+				"mainnet-private and devnet-private, where a rollup without one gives a \"MOCK: ...\" challenge). On the local cluster, and on " +
+				"a cluster whose rollup has no auth service, this server issues it: valid for 60 seconds, usable once.",
 			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, rpcErr("Failed to get challenge: <reason>"), {504, apierr.CodeRPC, "Auth endpoint timed out"},
 				{429, apierr.CodeRPC, "Failed to get challenge: Too Many Requests"}, eConfig}},
 			func(ctx context.Context, req *auth.ChallengeRequest, _ auth.Bearer) (*auth.ChallengeResponse, error) {
@@ -76,8 +77,9 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: post, Path: "/v1/spl/login", ID: "login", Tag: "SPL", Summary: "Log in with a signed challenge",
 			Description: "Checks the wallet's ed25519 signature (base58) over the challenge's exact UTF-8 bytes and returns a bearer token bound " +
 				"to the wallet (\"<pubkey>.<token>\"). Tokens issued by this server are valid for 30 days (expiresAt, in ms) and only " +
-				"on the cluster they were issued for. Use the cluster of the challenge; *-private clusters log in with the rollup's TEE " +
-				"auth service, whose tokens that rollup verifies.",
+				"on the cluster they were issued for. Use the cluster of the challenge: a challenge of the rollup's auth service is " +
+				"answered there (POST <rollup>/auth/login; a rollup without one gives \"<pubkey>.mock-auth-token\", which no route " +
+				"accepts), and that rollup verifies its tokens.",
 			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, {400, auth.CodeInvalidChallenge, "challenge is not a login challenge for this pubkey"},
 				{400, auth.CodeInvalidSignature, "signature must be a base58-encoded 64-byte ed25519 signature"},
 				{401, auth.CodeChallengeExpired, "challenge expired, was already used or was not issued here; request a new one"},
@@ -211,12 +213,14 @@ func (s *Server) builtinRoutes() []*route {
 				"with preflight at \"confirmed\". A bearer token must verify; a token the cluster's TEE rollup issued goes to that " +
 				"rollup (and nowhere else) as ?token=. sendRpcEndpoint must be a configured or allowed endpoint. With confirm, waits until the " +
 				"transaction is confirmed or its blockhash expires (lastValidBlockHeight). A request that breaks a rule " +
-				"(confirm without recentBlockhash/lastValidBlockHeight, sendRpcEndpoint with sendTo base) is a 422.",
+				"(confirm without recentBlockhash/lastValidBlockHeight, sendRpcEndpoint with sendTo base) is a 422; a transaction the node " +
+				"refuses is the caller's error, a 400 with the node's error and logs (service-interface.md §7).",
 			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, eHalted, eVerifyToken,
 				{400, submit.CodeInvalidTransaction, "transactionBase64 must be valid base64"},
 				{400, submit.CodeTransactionTooLarge, "Serialized transaction exceeds 1232 bytes"},
 				{400, submit.CodeTransactionFailed, "Transaction failed (details.err is the TransactionError)"},
-				rpcErr("Failed to send transaction (details.message, and err/logs for preflight failures)"),
+				{400, apierr.CodeRPC, "Failed to send transaction: the node refused it (undecodable, bad signatures, failed preflight); details carry the node's message, rpcCode, and the simulation's err and logs"},
+				rpcErr("Failed to send transaction: the node could not be reached or did not answer sensibly"),
 				{502, submit.CodeTransactionExpired, "Transaction expired before it was confirmed: ... safe to re-sign"},
 				rpcErr("Failed to confirm transaction"), {504, apierr.CodeRPC, "Timed out confirming transaction"}, eAuthToken}},
 			svc.Send),
