@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -239,10 +240,23 @@ func (h *Handler) Mount(s *api.Server) {
 			"the REST response; a failed call is a result with isError true whose content holds the REST error body. " +
 			"Transport errors are JSON-RPC errors: 400 -32700 Parse error (also for bodies nested deeper than 127 levels), " +
 			"400 -32600 for batches (protocol 2025-03-26 only) of more than 32 messages, 415 -32000 Unsupported Media Type.",
+		Request: reflect.TypeFor[api.MCPRequest](), Response: reflect.TypeFor[api.MCPResponse](),
+		ErrorBodies: map[int]api.ErrorSchema{
+			http.StatusBadRequest:            {Type: reflect.TypeFor[api.MCPResponse](), Example: jsonRPCError(-32700, "Parse error")},
+			http.StatusRequestEntityTooLarge: {Type: reflect.TypeFor[api.MCPResponse](), Example: jsonRPCError(CodeServerError, "request body exceeds 1048576 bytes")},
+			http.StatusUnsupportedMediaType: {Type: reflect.TypeFor[api.MCPResponse](),
+				Example: jsonRPCError(-32000, "Unsupported Media Type: Content-Type must be application/json")},
+			http.StatusInternalServerError: {Type: reflect.TypeFor[api.MCPResponse](), Example: jsonRPCError(-32603, "Internal server error")},
+		},
 	}, h, false)
 	s.Handle(api.Operation{Method: http.MethodGet, Path: Path, ID: "mcpInfo", Tag: "MCP", Summary: "MCP endpoint information"}, h, true)
 	s.Handle(api.Operation{Method: http.MethodDelete, Path: Path, ID: "mcpDelete", Tag: "MCP", Summary: "405: the endpoint has no sessions"}, h, true)
 	s.Handle(api.Operation{Method: http.MethodGet, Path: WellKnownPath, ID: "mcpDiscovery", Tag: "MCP", Summary: "MCP discovery document"}, h, true)
+}
+
+// jsonRPCError is a documented JSON-RPC error answer.
+func jsonRPCError(code int, message string) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}}
 }
 
 // ToolNames lists the tools, in tools/list order.
