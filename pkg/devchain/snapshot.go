@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/mr-tron/base58"
@@ -26,12 +28,38 @@ type AccountSnapshot struct {
 	Lamports   uint64 `json:"lamports"`
 	Owner      string `json:"owner"`
 	Executable bool   `json:"executable"`
-	RentEpoch  uint64 `json:"rentEpoch"`
+	RentEpoch  Epoch  `json:"rentEpoch"`
 	// Data is the account data in base64.
 	Data string `json:"data"`
 	// ParsedData is the account as jsonParsed shows it ({"program",
 	// "parsed", "space"}), when asked for and parseable; ignored on import.
 	ParsedData json.RawMessage `json:"parsedData"`
+}
+
+// Epoch is an account's rent epoch in a snapshot. It reads any JSON
+// number: a JavaScript client that passes a snapshot through writes
+// u64::MAX, every rent-exempt account's rent epoch, as
+// 18446744073709552000, which reads as u64::MAX again. (The ledger stores
+// what Agave does whatever the snapshot says.)
+type Epoch uint64
+
+// UnmarshalJSON reads an integer, or a float that rounds past u64 (as
+// u64::MAX).
+func (e *Epoch) UnmarshalJSON(b []byte) error {
+	if v, err := strconv.ParseUint(string(b), 10, 64); err == nil {
+		*e = Epoch(v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	switch {
+	case err != nil || f < 0 || f != math.Trunc(f):
+		return fmt.Errorf("rentEpoch %s is not a u64", b)
+	case f >= math.MaxUint64:
+		*e = math.MaxUint64
+	default:
+		*e = Epoch(f)
+	}
+	return nil
 }
 
 // Snapshot maps base58 addresses to accounts. A null account is refused
@@ -145,7 +173,7 @@ func isProgramAccount(a *ledger.Account) bool {
 }
 
 func (n *Node) snapshotOf(a *ledger.Account, parsed bool) (*AccountSnapshot, error) {
-	s := &AccountSnapshot{Lamports: a.Lamports, Owner: a.Owner.String(), Executable: a.Executable, RentEpoch: a.RentEpoch,
+	s := &AccountSnapshot{Lamports: a.Lamports, Owner: a.Owner.String(), Executable: a.Executable, RentEpoch: Epoch(a.RentEpoch),
 		Data: base64.StdEncoding.EncodeToString(a.Data)}
 	if !parsed {
 		return s, nil
@@ -247,7 +275,7 @@ func (s *AccountSnapshot) account(addr string) (*ledger.Account, error) {
 	if len(data) > MaxAccountDataBytes {
 		return nil, invalid("Invalid params: account %s: data longer than %d bytes", addr, MaxAccountDataBytes)
 	}
-	return &ledger.Account{Lamports: s.Lamports, Owner: owner, Data: data, Executable: s.Executable, RentEpoch: s.RentEpoch}, nil
+	return &ledger.Account{Lamports: s.Lamports, Owner: owner, Data: data, Executable: s.Executable, RentEpoch: uint64(s.RentEpoch)}, nil
 }
 
 // ParseSnapshot reads the snapshot files `ferry dev import` takes:
@@ -309,7 +337,7 @@ type cliAccount struct {
 		Data       [2]string `json:"data"`
 		Owner      string    `json:"owner"`
 		Executable bool      `json:"executable"`
-		RentEpoch  uint64    `json:"rentEpoch"`
+		RentEpoch  Epoch     `json:"rentEpoch"`
 		Space      *uint64   `json:"space"`
 	} `json:"account"`
 }
