@@ -112,7 +112,7 @@ references, as they are before it runs (a fixture for a test).
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&ephemeral, "ephemeral", false, "read the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "read")
 	fl.BoolVar(&programs, "include-programs", false, "with no ADDRESS: keep program accounts")
 	fl.BoolVar(&noSysvars, "exclude-sysvars", false, "leave sysvar accounts out")
 	fl.BoolVar(&parsed, "parsed", false, "add parsedData (jsonParsed) to the accounts ferry can parse")
@@ -202,7 +202,7 @@ surfnet_exportSnapshot) or "solana account ADDRESS --output json" output
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&ephemeral, "ephemeral", false, "write the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "write")
 	return cmd
 }
 
@@ -264,7 +264,7 @@ profile again (surfnet_getTransactionProfile), as does --tag
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&ephemeral, "ephemeral", false, "simulate on the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "simulate on")
 	fl.StringVar(&tag, "tag", "", "tag to find the profile by later")
 	fl.StringVar(&encoding, "encoding", devchain.DefaultProfileEncoding, "encoding of the accounts in --output json: jsonParsed, base64, base58 or base64+zstd")
 	fl.StringVar(&depth, "depth", devchain.DepthInstruction, "instruction (a profile per instruction too) or transaction")

@@ -103,7 +103,7 @@ A pipe gets the address only.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&ephemeral, "ephemeral", false, "change the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "change")
 	fl.StringVar(&lamports, "lamports", "", "balance in lamports (0 deletes the account)")
 	fl.StringVar(&owner, "owner", "", "owner program (base58)")
 	fl.StringVar(&dataHex, "data-hex", "", "account data, hex")
@@ -216,7 +216,7 @@ A pipe gets the token account's address only.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&ephemeral, "ephemeral", false, "change the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "change")
 	fl.StringVar(&mint, "mint", "", "mint (default: the demo mint of ferry serve)")
 	fl.StringVar(&amount, "amount", "", "balance in base units")
 	fl.StringVar(&delegate, "delegate", "", "delegate (base58), or none")
@@ -301,7 +301,7 @@ A pipe gets the mint's address only.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&ephemeral, "ephemeral", false, "change the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "change")
 	fl.StringVar(&supply, "supply", "", "supply in base units")
 	fl.StringVar(&decimals, "decimals", "", "decimals (required to create a mint)")
 	fl.StringVar(&mintAuth, "mint-authority", "", "mint authority (base58), or none")
@@ -346,7 +346,7 @@ A pipe gets the address only.`,
 			return printWrite(cmd.Context(), f, n, &devchain.WriteResult{Node: n.name, Slot: res.Context.Slot, Accounts: []string{addr.String()}}, "Reset "+addr.String())
 		},
 	}
-	cmd.Flags().BoolVar(&ephemeral, "ephemeral", false, "change the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "change")
 	cmd.Flags().BoolVar(&owned, "include-owned", false, "also reset the accounts ADDRESS owns")
 	return cmd
 }
@@ -383,9 +383,15 @@ from the last durable slot.`,
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&ephemeral, "ephemeral", false, "halt the rollup (ephemeral node) instead of the base layer")
+	addEphemeral(cmd, &ephemeral, "halt")
 	cmd.Flags().StringVar(&reason, "reason", "", "the failure the node reports (default: "+devchain.DefaultHaltReason+")")
 	return cmd
+}
+
+// addEphemeral adds --ephemeral: act on the rollup instead of the base
+// layer.
+func addEphemeral(cmd *cobra.Command, v *bool, verb string) {
+	cmd.Flags().BoolVar(v, "ephemeral", false, verb+" the rollup (ephemeral node) instead of the base layer")
 }
 
 // exactArgs wants n arguments, named in the usage error.

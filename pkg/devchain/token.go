@@ -62,14 +62,9 @@ func (n *Node) SetTokenAccount(ctx context.Context, req SetTokenAccountRequest) 
 	if err != nil {
 		return nil, err
 	}
-	var program solana.PublicKey
-	if req.TokenProgram != "" {
-		if program, err = parseKey(req.TokenProgram); err != nil {
-			return nil, err
-		}
-		if !spl.IsTokenProgram(program) {
-			return nil, invalid("Invalid params: %s is not a token program (SPL Token %s or Token-2022 %s)", program, spl.TokenProgramID, spl.Token2022ProgramID)
-		}
+	program, err := tokenProgram(req.TokenProgram)
+	if err != nil {
+		return nil, err
 	}
 	upd, err := req.parse()
 	if err != nil {
@@ -131,6 +126,22 @@ func (n *Node) SetTokenAccount(ctx context.Context, req SetTokenAccountRequest) 
 		w.Set(ata, acct)
 		return keys, nil
 	})
+}
+
+// tokenProgram parses an optional token program parameter: zero when
+// absent, else SPL Token or Token-2022.
+func tokenProgram(s string) (solana.PublicKey, error) {
+	if s == "" {
+		return solana.PublicKey{}, nil
+	}
+	p, err := parseKey(s)
+	if err != nil {
+		return p, err
+	}
+	if !spl.IsTokenProgram(p) {
+		return p, invalid("Invalid params: %s is not a token program (SPL Token %s or Token-2022 %s)", p, spl.TokenProgramID, spl.Token2022ProgramID)
+	}
+	return p, nil
 }
 
 // tokenUpdate is a parsed TokenAccountUpdate.
@@ -277,14 +288,9 @@ func (n *Node) SetMint(ctx context.Context, req SetMintRequest) (*WriteResult, e
 	if err != nil {
 		return nil, err
 	}
-	var program solana.PublicKey
-	if req.TokenProgram != "" {
-		if program, err = parseKey(req.TokenProgram); err != nil {
-			return nil, err
-		}
-		if !spl.IsTokenProgram(program) {
-			return nil, invalid("Invalid params: %s is not a token program (SPL Token %s or Token-2022 %s)", program, spl.TokenProgramID, spl.Token2022ProgramID)
-		}
+	program, err := tokenProgram(req.TokenProgram)
+	if err != nil {
+		return nil, err
 	}
 	if req.Decimals != nil && *req.Decimals > math.MaxUint8 {
 		return nil, invalid("Invalid params: decimals %d exceeds 255", *req.Decimals)
