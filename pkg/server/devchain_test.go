@@ -267,24 +267,61 @@ func TestCheatcodesServed(t *testing.T) {
 		}
 		callTool(t, cs, mcpserver.ToolSend, map[string]any{"transactionBase64": tx.Base64(), "sendTo": dep.SendTo, "confirm": true, "waitForOutcome": true,
 			"recentBlockhash": dep.RecentBlockhash, "lastValidBlockHeight": dep.LastValidBlockHeight}, nil)
+
+		// A private payout to bob delayed ten minutes, settled now by
+		// dev.crankQueue after dev.getQueue shows it pending.
+		bob := info.Demo.Wallets[1]
+		var tr struct {
+			TransactionBase64    string `json:"transactionBase64"`
+			SendTo               string `json:"sendTo"`
+			RecentBlockhash      string `json:"recentBlockhash"`
+			LastValidBlockHeight int64  `json:"lastValidBlockHeight"`
+		}
+		callTool(t, cs, mcpserver.ToolTransfer, map[string]any{"from": alice.Address, "to": bob.Address, "mint": mint, "amount": 1_000_000,
+			"visibility": "private", "fromBalance": "ephemeral", "toBalance": "base", "minDelayMs": "600000", "clientRefId": "9"}, &tr)
+		rawTx, _ = base64.StdEncoding.DecodeString(tr.TransactionBase64)
+		if tx, err = txwire.Decode(rawTx); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Sign(aliceKey); err != nil {
+			t.Fatal(err)
+		}
+		callTool(t, cs, mcpserver.ToolSend, map[string]any{"transactionBase64": tx.Base64(), "sendTo": tr.SendTo, "confirm": true,
+			"recentBlockhash": tr.RecentBlockhash, "lastValidBlockHeight": tr.LastValidBlockHeight}, nil)
+		var q devchain.QueueView
+		for wait := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			callTool(t, cs, mcpserver.ToolDevGetQueue, map[string]any{"mint": mint}, &q)
+			if len(q.Queues) == 1 && len(q.Queues[0].Entries) == 1 {
+				break
+			}
+			if time.Now().After(wait) {
+				t.Fatalf("the payout was never queued: %+v", q)
+			}
+		}
+		if e := q.Queues[0].Entries[0]; e.State != devchain.StatePending || e.ClientRefID != "9" || e.Destination != bob.Address || e.ReadyAt < q.NowMs+599_000 {
+			t.Fatalf("queued payout %+v (now %d)", e, q.NowMs)
+		}
+		bobATA := spl.AssociatedTokenAddress(solana.MustPublicKeyFromBase58(bob.Address), solana.MustPublicKeyFromBase58(mint), spl.TokenProgramID)
+		before, _ := p.Base.Account(bobATA, ledger.Confirmed)
+		var cr devchain.CrankResult
+		callTool(t, cs, mcpserver.ToolDevCrankQueue, map[string]any{"mint": mint, "clientRefId": "9"}, &cr)
+		if len(cr.Settled) != 1 || cr.Settled[0].Amount != "1000000" {
+			t.Fatalf("crank %+v", cr)
+		}
+		if after, _ := p.Base.Account(bobATA, ledger.Confirmed); spl.TokenAmountOf(after.Data)-spl.TokenAmountOf(before.Data) != 1_000_000 {
+			t.Fatalf("bob received %d", spl.TokenAmountOf(after.Data)-spl.TokenAmountOf(before.Data))
+		}
+
+		// Commit, then undelegate what is left on the rollup (3 tokens
+		// deposited, 1 paid out).
 		var rr devchain.RollupResult
 		callTool(t, cs, mcpserver.ToolDevCommitAccount, map[string]any{"account": alice.Address, "mint": mint}, &rr)
-		if rr.Amount != "3000000" || rr.Owner != alice.Address || len(rr.Transactions) == 0 {
+		if rr.Amount != "2000000" || rr.Owner != alice.Address || len(rr.Transactions) == 0 {
 			t.Fatalf("commit %+v", rr)
 		}
 		callTool(t, cs, mcpserver.ToolDevUndelegateAccount, map[string]any{"account": rr.Account}, &rr)
-		if rr.Amount != "3000000" {
+		if rr.Amount != "2000000" {
 			t.Fatalf("undelegate %+v", rr)
-		}
-		var q devchain.QueueView
-		callTool(t, cs, mcpserver.ToolDevGetQueue, map[string]any{}, &q)
-		if len(q.Queues) != 1 || q.Queues[0].Mint != mint || q.NowMs == 0 {
-			t.Fatalf("queue %+v", q)
-		}
-		var cr devchain.CrankResult
-		callTool(t, cs, mcpserver.ToolDevCrankQueue, map[string]any{"mint": mint}, &cr)
-		if len(cr.Settled) != 0 {
-			t.Fatalf("crank of an empty queue %+v", cr)
 		}
 
 		// Halting the rollup through MCP: its health turns.
