@@ -48,7 +48,7 @@ acts on chain.`,
 		Example: `  # 1000 demo tokens for alice, then a private payout settled at once
   ferry dev set-token-account alice.json --amount 1000000000
   ferry deposit --sign alice.json --amount 500000000 --output json | ferry send --confirm
-  ferry transfer --sign alice.json --to $BOB --amount 1000000 --visibility private \
+  ferry transfer --sign alice.json --to $BOB --mint $MINT --amount 1000000 --visibility private \
     --from-balance ephemeral --to-balance base --min-delay-ms 600000 --output json | ferry send --confirm
   ferry dev queue
   ferry dev crank

@@ -28,7 +28,7 @@ runs out. The command returns once the payouts are confirmed on base.
 
 A pipe gets the base payout signatures, one per line.`,
 		Example: `  # A private transfer delayed ten minutes, paid now
-  ferry transfer --sign alice.json --to $BOB --amount 1000000 --visibility private \
+  ferry transfer --sign alice.json --to $BOB --mint $MINT --amount 1000000 --visibility private \
     --from-balance ephemeral --to-balance base --min-delay-ms 600000 --output json | ferry send --confirm
   ferry dev crank
 

@@ -43,7 +43,8 @@ references, as they are before it runs (a fixture for a test).
   ferry dev export --ephemeral --parsed > rollup.json
 
   # What a transaction reads
-  ferry transfer ... --output json | ferry dev export --transaction -`,
+  ferry transfer --from $ALICE --to $BOB --mint $MINT --amount 1 --visibility public \
+    --from-balance base --to-balance base --output json | ferry dev export --transaction -`,
 		Args: func(cmd *cobra.Command, args []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.CheckOutput(cmdutil.OutputText, cmdutil.OutputJSON); err != nil {
@@ -228,7 +229,8 @@ A build's JSON is profiled on the node it is sent to (its sendTo) unless
 profile again (surfnet_getTransactionProfile), as does --tag
 (surfnet_getProfileResultsByTag).`,
 		Example: `  # What a private transfer would cost, instruction by instruction
-  ferry transfer --sign alice.json --to $BOB --amount 1000000 --visibility private --output json | ferry dev profile
+  ferry transfer --sign alice.json --to $BOB --mint $MINT --amount 1000000 --visibility private \
+    --from-balance base --to-balance base --output json | ferry dev profile
 
   # The full result, accounts as base64
   ferry dev profile "$TX_BASE64" --encoding base64 --output json`,
