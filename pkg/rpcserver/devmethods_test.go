@@ -27,6 +27,14 @@ func TestHaltLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.EnableDevMethods(dev.Methods())
+	// Every name of every cheatcode is local-only, surfnet_* included.
+	for _, m := range dev.Methods() {
+		for _, name := range m.Names {
+			if !h.LocalOnly(name) || h.Method(name) == nil {
+				t.Errorf("%s: registered %v, local-only %v", name, h.Method(name) != nil, h.LocalOnly(name))
+			}
+		}
+	}
 	if !h.LocalOnly(MethodHaltLedger) {
 		t.Error("ferry_haltLedger is not local-only")
 	}
