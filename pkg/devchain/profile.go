@@ -219,6 +219,10 @@ func (n *Node) ProfileTransaction(ctx context.Context, req ProfileRequest) (*Pro
 	if err != nil {
 		return nil, err
 	}
+	if len(tx.Message.AddressTableLookups) > 0 {
+		// The ledger runs no lookup-table program, so no table exists.
+		return nil, invalid("Invalid params: the transaction uses address lookup tables, which ferry's ledgers do not have")
+	}
 	run := &profileRun{key: newUUID(), tag: req.Tag, keys: tx.Message.AccountKeys}
 	called := make([]bool, len(run.keys))
 	for _, ix := range tx.Message.Instructions {
@@ -255,7 +259,7 @@ func (n *Node) ProfileTransaction(ctx context.Context, req ProfileRequest) (*Pro
 			if err != nil {
 				return err
 			}
-			st := run.step(instructionAccounts(ix), before, sim)
+			st := run.step(instructionAccounts(ix, len(run.keys)), before, sim)
 			if prev != nil {
 				st.units = sim.UnitsConsumed - min(prev.UnitsConsumed, sim.UnitsConsumed)
 				if len(prev.Logs) <= len(st.logs) {
@@ -314,12 +318,12 @@ func (r *profileRun) step(idx []int, before []*ledger.Account, sim *ledger.Simul
 }
 
 // instructionAccounts are the distinct account indexes an instruction
-// names, in order.
-func instructionAccounts(ix txwire.CompiledInstruction) []int {
+// names among the n static keys, in order.
+func instructionAccounts(ix txwire.CompiledInstruction, n int) []int {
 	seen := map[uint8]bool{}
 	var out []int
 	for _, a := range ix.Accounts {
-		if !seen[a] {
+		if !seen[a] && int(a) < n {
 			seen[a] = true
 			out = append(out, int(a))
 		}

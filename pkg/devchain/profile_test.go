@@ -203,4 +203,16 @@ func TestProfileRefusals(t *testing.T) {
 	n.fails(devchain.MethodProfileTransaction, `["AAAA",null,{"encoding":"hex"}]`, devchain.CodeInvalidParams, "unknown variant `hex`")
 	n.fails(devchain.MethodProfileTransaction, `["`+strings.Repeat("A", 2000)+`"]`, devchain.CodeInvalidParams, "Invalid base64 transaction")
 	n.fails(devchain.MethodProfileTransaction, `[]`, devchain.CodeInvalidParams, "invalid length 0")
+
+	// A v0 transaction whose instruction names a lookup-table account.
+	payer, _ := newKey()
+	table, _ := newKey()
+	msg, err := txwire.Compile(payer, []txwire.Instruction{spl.SystemTransfer(payer, table, 1)}, solana.Hash{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg.Version = txwire.V0
+	msg.AddressTableLookups = []txwire.AddressTableLookup{{AccountKey: table, WritableIndexes: []uint8{0}}}
+	msg.Instructions[0].Accounts = append(msg.Instructions[0].Accounts, uint8(len(msg.AccountKeys)))
+	n.fails(devchain.MethodProfileTransaction, `["`+txwire.NewUnsigned(msg).Base64()+`"]`, devchain.CodeInvalidParams, "address lookup tables")
 }
