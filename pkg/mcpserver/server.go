@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/apierr"
+	"github.com/ferry-sh/ferry/pkg/devchain"
 	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
@@ -78,6 +79,9 @@ type Config struct {
 	// (DefaultMaxResponseBytes); a larger answer is replaced by a -32051
 	// "Response too large" error.
 	MaxResponseBytes int64
+	// Dev, if set, adds the development tools (dev.*): the cheatcodes and
+	// rollup controls of ferry serve's local chain. A gateway has none.
+	Dev *devchain.Chain
 	// DisableLocalhostProtection turns off the SDK's DNS-rebinding check
 	// (a request that reached a loopback listener with a non-loopback Host
 	// header gets 403). Only for a loopback listener behind a proxy that
@@ -90,6 +94,7 @@ type Config struct {
 type Handler struct {
 	svc      *api.Service
 	clusters *api.Clusters
+	dev      *devchain.Chain
 	log      *slog.Logger
 	origin   func(*http.Request) string
 	impl     mcp.Implementation
@@ -109,7 +114,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Clusters == nil {
 		return nil, errors.New("create MCP endpoint: Config.Clusters is required")
 	}
-	h := &Handler{svc: cfg.Service, clusters: cfg.Clusters, log: cfg.Logger, origin: cfg.Origin}
+	h := &Handler{svc: cfg.Service, clusters: cfg.Clusters, dev: cfg.Dev, log: cfg.Logger, origin: cfg.Origin}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

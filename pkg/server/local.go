@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/devchain"
 	"github.com/ferry-sh/ferry/pkg/explorer"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
@@ -31,6 +33,8 @@ type Local struct {
 	Demo   *Demo
 	// BasePubSub and EphemeralPubSub are the nodes' websocket servers.
 	BasePubSub, EphemeralPubSub *pubsub.Server
+	// Dev is the cheatcodes and rollup controls (nil with NoCheatcodes).
+	Dev *devchain.Chain
 }
 
 // dataDirEntries is everything ferry keeps in a data directory; Reset
@@ -121,8 +125,12 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		demoMint = solana.MustPublicKeyFromBase58(demo.Mint)
 	}
 	p.BaseRPC.EnableFaucet(rpcserver.FaucetOptions{DefaultMint: func() solana.PublicKey { return demoMint }})
-	p.BaseRPC.EnableDevMethods()
-	p.EphemeralRPC.EnableDevMethods()
+	var dev *devchain.Chain
+	if !o.NoCheatcodes {
+		if dev, err = enableCheatcodes(p, log); err != nil {
+			return nil, err
+		}
+	}
 	p.BaseRPC.SetClusterNode(clusterNode(urls[KeyRPC], urls[KeyRPCWS]))
 	p.EphemeralRPC.SetClusterNode(clusterNode(urls[KeyEphemeral], urls[KeyEphemeralWS]))
 
@@ -168,7 +176,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	if demo != nil {
 		planner.DefaultMints = map[cluster.Kind]solana.PublicKey{cluster.Local: demoMint}
 	}
-	apiSrv, err := newAPI(o, s, clusters, planner, env, dir)
+	apiSrv, err := newAPI(o, s, clusters, planner, env, dir, dev)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +204,29 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created, DemoCreated: demoCreated,
 		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes,
 	}
-	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo, BasePubSub: ps.base, EphemeralPubSub: ps.ephemeral}}, nil
+	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo, BasePubSub: ps.base, EphemeralPubSub: ps.ephemeral, Dev: dev}}, nil
+}
+
+// enableCheatcodes registers the development cheatcodes on both chain
+// nodes and the rollup controls on the ephemeral one, and returns them for
+// the MCP endpoint.
+func enableCheatcodes(p *localnet.Pair, log *slog.Logger) (*devchain.Chain, error) {
+	base, err := devchain.New(devchain.Config{Ledger: p.Base, Name: devchain.NodeBase, Encode: p.BaseRPC.AccountEncoder(), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	er, err := devchain.New(devchain.Config{
+		Ledger: p.Ephemeral, Name: devchain.NodeEphemeral, Encode: p.EphemeralRPC.AccountEncoder(), Logger: log,
+		Backing: &devchain.VaultBacking{Base: p.Base, Logger: log},
+	})
+	if err != nil {
+		return nil, err
+	}
+	dev := &devchain.Chain{Base: base, Ephemeral: er, Rollup: devchain.NewRollup(p, log)}
+	p.BaseRPC.EnableDevMethods(base.Methods())
+	p.EphemeralRPC.EnableDevMethods(er.Methods())
+	p.EphemeralRPC.EnableDevMethods(dev.Rollup.Methods())
+	return dev, nil
 }
 
 func clonePerCluster(m map[string]cluster.Overrides) map[string]cluster.Overrides {

@@ -14,6 +14,7 @@ import (
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/devchain"
 	"github.com/ferry-sh/ferry/pkg/explorer"
 	"github.com/ferry-sh/ferry/pkg/httpguard"
 	"github.com/ferry-sh/ferry/pkg/mcpserver"
@@ -123,9 +124,14 @@ type Options struct {
 	MaxResponseBytes int64
 	// AllowOrigins are the browser origins that may call the base and
 	// ephemeral nodes' local-only methods (requestAirdrop, ferry_createMint,
-	// ferry_mintTo); the zero value allows none (rpcserver.Options
-	// FaucetOrigins).
+	// ferry_mintTo, the cheatcodes); the zero value allows none
+	// (rpcserver.Options FaucetOrigins).
 	AllowOrigins httpguard.Origins
+	// NoCheatcodes leaves out the development cheatcodes of local mode
+	// (pkg/devchain: surfnet_* and ferry_* state cheatcodes, the rollup
+	// controls, ferry_haltLedger) on the chain nodes and the MCP endpoint.
+	// Gateway mode never has them.
+	NoCheatcodes bool
 
 	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -326,7 +332,7 @@ func Serve(ctx context.Context, o Options) error {
 
 // newAPI builds the payments API with /mcp mounted, on clusters, with a
 // token key kept in dataDir (in memory when dataDir is empty).
-func newAPI(o Options, s *Server, clusters *api.Clusters, planner *payments.Planner, env api.EnvConfig, dataDir string) (*api.Server, error) {
+func newAPI(o Options, s *Server, clusters *api.Clusters, planner *payments.Planner, env api.EnvConfig, dataDir string, dev *devchain.Chain) (*api.Server, error) {
 	var key ed25519.PrivateKey
 	if dataDir != "" {
 		var err error
@@ -349,7 +355,7 @@ func newAPI(o Options, s *Server, clusters *api.Clusters, planner *payments.Plan
 		return nil, fmt.Errorf("start payments API: %w", err)
 	}
 	s.OnShutdown(func(context.Context) error { return srv.Close() })
-	mcp, err := mcpserver.New(mcpserver.Config{Service: srv.Service(), Clusters: clusters, Logger: o.Logger})
+	mcp, err := mcpserver.New(mcpserver.Config{Service: srv.Service(), Clusters: clusters, Logger: o.Logger, Dev: dev})
 	if err != nil {
 		return nil, fmt.Errorf("start MCP endpoint: %w", err)
 	}
