@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -379,6 +381,59 @@ func TestNoCheatcodes(t *testing.T) {
 	serveNode(t, g, func(n *Node, info *Info) {
 		if names := toolNames(t, mcpConnect(t, info.MCP)); slices.ContainsFunc(names, func(s string) bool { return strings.HasPrefix(s, "dev.") }) {
 			t.Fatalf("gateway tools %v", names)
+		}
+	})
+}
+
+// TestDevToolsMatchExpectations: ferry serve in local mode lists the tools
+// of testdata/mcp/expectations.json followed by its devTools, with their
+// titles and required inputs (the file the TypeScript client check that
+// .ci/run runs against ferry serve reads too).
+func TestDevToolsMatchExpectations(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcp", "expectations.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tool struct {
+		Name     string   `json:"name"`
+		Title    string   `json:"title"`
+		Required []string `json:"required"`
+	}
+	var x struct {
+		Tools    []tool `json:"tools"`
+		DevTools []tool `json:"devTools"`
+	}
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]tool{}, x.Tools...), x.DevTools...)
+	serveNode(t, fast("", ""), func(n *Node, info *Info) {
+		cs := mcpConnect(t, info.URLs[KeyAPI]+"/mcp")
+		list, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []tool
+		for _, tl := range list.Tools {
+			b, _ := json.Marshal(tl.InputSchema)
+			var in struct{ Required []string }
+			if err := json.Unmarshal(b, &in); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(in.Required)
+			got = append(got, tool{Name: tl.Name, Title: tl.Title, Required: in.Required})
+		}
+		slices.SortFunc(got, func(a, b tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(want, func(a, b tool) int { return strings.Compare(a.Name, b.Name) })
+		if len(got) != len(want) {
+			t.Fatalf("%d tools, want %d: %v", len(got), len(want), got)
+		}
+		for i := range want {
+			w := want[i]
+			w.Required = slices.Sorted(slices.Values(w.Required))
+			if got[i].Name != w.Name || got[i].Title != w.Title || !slices.Equal(got[i].Required, w.Required) {
+				t.Errorf("tool %+v, want %+v", got[i], w)
+			}
 		}
 	})
 }
