@@ -161,26 +161,7 @@ func (l *landed) failed() bool {
 // instructions returns the top-level instructions with their keys (those
 // whose accounts resolve).
 func (l *landed) instructions() []txwire.Instruction {
-	m := &l.tx.Message
-	out := make([]txwire.Instruction, 0, len(m.Instructions))
-	for _, ci := range m.Instructions {
-		if int(ci.ProgramIDIndex) >= len(l.keys) {
-			continue
-		}
-		ix := txwire.Instruction{ProgramID: l.keys[ci.ProgramIDIndex], Data: ci.Data}
-		ok := true
-		for _, a := range ci.Accounts {
-			if int(a) >= len(l.keys) {
-				ok = false
-				break
-			}
-			ix.Accounts = append(ix.Accounts, txwire.AccountMeta{PublicKey: l.keys[a]})
-		}
-		if ok {
-			out = append(out, ix)
-		}
-	}
-	return out
+	return txwire.ResolveInstructions(&l.tx.Message, l.keys)
 }
 
 // tokenDelta returns how much key's token balance rose in the

@@ -418,26 +418,7 @@ type landed struct {
 }
 
 func (l *landed) instructions() []txwire.Instruction {
-	m := &l.tx.Message
-	out := make([]txwire.Instruction, 0, len(m.Instructions))
-	for _, ci := range m.Instructions {
-		if int(ci.ProgramIDIndex) >= len(m.AccountKeys) {
-			continue
-		}
-		ix := txwire.Instruction{ProgramID: m.AccountKeys[ci.ProgramIDIndex], Data: ci.Data}
-		ok := true
-		for _, a := range ci.Accounts {
-			if int(a) >= len(m.AccountKeys) {
-				ok = false
-				break
-			}
-			ix.Accounts = append(ix.Accounts, txwire.AccountMeta{PublicKey: m.AccountKeys[a]})
-		}
-		if ok {
-			out = append(out, ix)
-		}
-	}
-	return out
+	return txwire.ResolveInstructions(&l.tx.Message, l.tx.Message.AccountKeys)
 }
 
 // tokenAmount returns the token balance of key before and after the

@@ -120,6 +120,33 @@ func Decompile(m *Message, tables map[solana.PublicKey][]solana.PublicKey) (sola
 	return keys[0], ixs, nil
 }
 
+// ResolveInstructions returns m's top-level instructions with their
+// program and accounts taken from keys (the static keys, followed by any
+// loaded through lookup tables), leaving out each instruction that indexes
+// beyond keys. Readers of landed transactions use it where a partly
+// resolvable message should still be explained; Decompile is the strict form.
+func ResolveInstructions(m *Message, keys []solana.PublicKey) []Instruction {
+	out := make([]Instruction, 0, len(m.Instructions))
+	for _, ci := range m.Instructions {
+		if int(ci.ProgramIDIndex) >= len(keys) {
+			continue
+		}
+		ix := Instruction{ProgramID: keys[ci.ProgramIDIndex], Data: ci.Data}
+		ok := true
+		for _, a := range ci.Accounts {
+			if int(a) >= len(keys) {
+				ok = false
+				break
+			}
+			ix.Accounts = append(ix.Accounts, AccountMeta{PublicKey: keys[a]})
+		}
+		if ok {
+			out = append(out, ix)
+		}
+	}
+	return out
+}
+
 // CompileV0 builds a v0 message as @solana/web3.js 1.x
 // TransactionMessage.compileToV0Message does:
 //

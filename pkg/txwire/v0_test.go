@@ -215,3 +215,45 @@ func FuzzDecompile(f *testing.F) {
 		}
 	})
 }
+
+func TestResolveInstructions(t *testing.T) {
+	a, b, prog := v0Key("a"), v0Key("b"), v0Key("prog")
+	m := &Message{
+		AccountKeys: []solana.PublicKey{a, b, prog},
+		Instructions: []CompiledInstruction{
+			{ProgramIDIndex: 2, Accounts: []uint8{0, 1}, Data: []byte{7}},
+			{ProgramIDIndex: 5, Accounts: []uint8{0}},    // program beyond the keys
+			{ProgramIDIndex: 2, Accounts: []uint8{1, 9}}, // an account beyond the keys
+			{ProgramIDIndex: 2, Accounts: []uint8{3}},    // a loaded account
+		},
+	}
+	tests := []struct {
+		name string
+		keys []solana.PublicKey
+		want [][]solana.PublicKey // program, then accounts, per instruction kept
+	}{
+		{"static keys", m.AccountKeys, [][]solana.PublicKey{{prog, a, b}}},
+		{"with a loaded key", []solana.PublicKey{a, b, prog, v0Key("loaded")}, [][]solana.PublicKey{{prog, a, b}, {prog, v0Key("loaded")}}},
+		{"no keys", nil, [][]solana.PublicKey{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ResolveInstructions(m, tt.keys)
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d instructions, want %d", len(got), len(tt.want))
+			}
+			for i, ix := range got {
+				keys := []solana.PublicKey{ix.ProgramID}
+				for _, am := range ix.Accounts {
+					keys = append(keys, am.PublicKey)
+				}
+				if !slices.Equal(keys, tt.want[i]) {
+					t.Errorf("instruction %d: keys %v, want %v", i, keys, tt.want[i])
+				}
+			}
+			if len(got) > 0 && !bytes.Equal(got[0].Data, []byte{7}) {
+				t.Errorf("data %v, want [7]", got[0].Data)
+			}
+		})
+	}
+}
