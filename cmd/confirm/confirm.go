@@ -5,7 +5,6 @@ package confirm
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -240,19 +239,12 @@ func report(f *cmdutil.Factory, st *Status) error {
 
 // fetch reads a landed transaction's wire form.
 func fetch(ctx context.Context, c *chainclient.Client, sig solana.Signature) (*txwire.Transaction, error) {
-	raw, err := c.GetTransaction(ctx, sig, chainclient.TransactionOptions{Commitment: chainclient.Confirmed, Encoding: "base64"})
+	wire, raw, err := c.GetTransactionWire(ctx, sig, chainclient.Confirmed)
 	if err != nil {
 		return nil, err
 	}
-	var v struct {
-		Transaction []string `json:"transaction"`
-	}
-	if raw == nil || json.Unmarshal(raw, &v) != nil || len(v.Transaction) == 0 {
+	if raw == nil {
 		return nil, fmt.Errorf("getTransaction %s: no transaction", sig)
 	}
-	b, err := base64.StdEncoding.DecodeString(v.Transaction[0])
-	if err != nil {
-		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
-	}
-	return txwire.Decode(b)
+	return txwire.Decode(wire)
 }

@@ -411,6 +411,41 @@ func TestGetTransaction(t *testing.T) {
 	jsonEq(t, f.last("getTransaction").Params, `["`+sigFoo.String()+`",{"encoding":"base64","maxSupportedTransactionVersion":0}]`)
 }
 
+func TestGetTransactionWire(t *testing.T) {
+	f := newFake(t)
+	c := f.client(t)
+	tests := []struct {
+		name, answer string
+		wire         []byte
+		wantErr      bool
+	}{
+		{"landed", `{"slot":5,"transaction":["AQID","base64"],"meta":null}`, []byte{1, 2, 3}, false},
+		{"unknown", `null`, nil, false},
+		{"not base64 data", `{"slot":5,"transaction":["!!","base64"]}`, nil, true},
+		{"another encoding", `{"slot":5,"transaction":["Ldp","base58"]}`, nil, true},
+		{"no transaction", `{"slot":5}`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.raw("getTransaction", tt.answer)
+			wire, raw, err := c.GetTransactionWire(testCtx, sigFoo, Confirmed)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if !bytes.Equal(wire, tt.wire) {
+				t.Errorf("wire = %v, want %v", wire, tt.wire)
+			}
+			if !tt.wantErr && tt.wire != nil {
+				jsonEq(t, raw, tt.answer)
+			}
+			if !tt.wantErr && tt.wire == nil && raw != nil {
+				t.Errorf("raw = %s for an unknown transaction, want nil", raw)
+			}
+		})
+	}
+	jsonEq(t, f.last("getTransaction").Params, `["`+sigFoo.String()+`",{"encoding":"base64","maxSupportedTransactionVersion":0,"commitment":"confirmed"}]`)
+}
+
 func TestGetSignaturesForAddress(t *testing.T) {
 	f := newFake(t)
 	f.raw("getSignaturesForAddress", `[{"signature":"`+sigFoo.String()+`","slot":114,"err":null,"memo":"[10] invoice 42","blockTime":1700000000,"confirmationStatus":"finalized"},{"signature":"`+sigBar.String()+`","slot":113,"err":{"InstructionError":[0,{"Custom":1}]},"memo":null,"blockTime":null,"confirmationStatus":"confirmed"}]`)

@@ -260,6 +260,31 @@ func (c *Client) GetTransaction(ctx context.Context, sig solana.Signature, opts 
 	return nullToNil(raw), nil
 }
 
+// GetTransactionWire fetches a landed transaction in base64 and returns
+// its wire bytes together with the whole answer, from which callers read
+// the slot and the meta they need (wire and raw are nil when the node has
+// no such transaction at that commitment).
+func (c *Client) GetTransactionWire(ctx context.Context, sig solana.Signature, commitment Commitment) (wire []byte, raw json.RawMessage, err error) {
+	raw, err = c.GetTransaction(ctx, sig, TransactionOptions{Commitment: commitment, Encoding: "base64"})
+	if err != nil || raw == nil {
+		return nil, nil, err
+	}
+	var v struct {
+		Transaction []string `json:"transaction"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, nil, c.errorf("getTransaction", "%s: %v", sig, err)
+	}
+	if len(v.Transaction) != 2 || v.Transaction[1] != "base64" {
+		return nil, nil, c.errorf("getTransaction", "%s: no base64 transaction in the answer", sig)
+	}
+	wire, err = base64.StdEncoding.DecodeString(v.Transaction[0])
+	if err != nil {
+		return nil, nil, c.errorf("getTransaction", "%s: %v", sig, err)
+	}
+	return wire, raw, nil
+}
+
 // SignaturesOptions configures GetSignaturesForAddress.
 type SignaturesOptions struct {
 	// Limit is 1..MaxSignaturesForLimit; 0 leaves the server default (1000).

@@ -2,7 +2,6 @@ package explorer
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -86,11 +85,10 @@ type ErrorView struct {
 
 // rpcTransaction is getTransaction's base64 answer.
 type rpcTransaction struct {
-	Slot        uint64          `json:"slot"`
-	BlockTime   *int64          `json:"blockTime"`
-	Version     json.RawMessage `json:"version"`
-	Transaction []string        `json:"transaction"`
-	Meta        *struct {
+	Slot      uint64          `json:"slot"`
+	BlockTime *int64          `json:"blockTime"`
+	Version   json.RawMessage `json:"version"`
+	Meta      *struct {
 		Err               json.RawMessage `json:"err"`
 		Fee               uint64          `json:"fee"`
 		PreBalances       []uint64        `json:"preBalances"`
@@ -126,7 +124,7 @@ type landed struct {
 // fetchTx reads a landed transaction (confirmed) from c, nil when the node
 // has none.
 func fetchTx(ctx context.Context, c *chainclient.Client, sig solana.Signature) (*landed, error) {
-	raw, err := c.GetTransaction(ctx, sig, chainclient.TransactionOptions{Commitment: chainclient.Confirmed, Encoding: "base64"})
+	wire, raw, err := c.GetTransactionWire(ctx, sig, chainclient.Confirmed)
 	if err != nil || raw == nil {
 		return nil, err
 	}
@@ -134,14 +132,7 @@ func fetchTx(ctx context.Context, c *chainclient.Client, sig solana.Signature) (
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
 	}
-	if len(v.Transaction) == 0 {
-		return nil, fmt.Errorf("getTransaction %s: no transaction in the answer", sig)
-	}
-	b, err := base64.StdEncoding.DecodeString(v.Transaction[0])
-	if err != nil {
-		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
-	}
-	tx, err := txwire.Decode(b)
+	tx, err := txwire.Decode(wire)
 	if err != nil {
 		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
 	}

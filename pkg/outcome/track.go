@@ -2,7 +2,6 @@ package outcome
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -440,14 +439,13 @@ func (l *landed) tokenAmount(key solana.PublicKey) (pre, post *uint64) {
 
 // fetch reads a confirmed transaction (nil while the node has none).
 func (t *Tracker) fetch(ctx context.Context, c *chainclient.Client, sig solana.Signature) (*landed, error) {
-	raw, err := c.GetTransaction(ctx, sig, chainclient.TransactionOptions{Commitment: chainclient.Confirmed, Encoding: "base64"})
+	wire, raw, err := c.GetTransactionWire(ctx, sig, chainclient.Confirmed)
 	if err != nil || raw == nil {
 		return nil, err
 	}
 	var v struct {
-		Slot        uint64   `json:"slot"`
-		Transaction []string `json:"transaction"`
-		Meta        *struct {
+		Slot uint64 `json:"slot"`
+		Meta *struct {
 			Pre  []tokenBalance `json:"preTokenBalances"`
 			Post []tokenBalance `json:"postTokenBalances"`
 		} `json:"meta"`
@@ -455,14 +453,7 @@ func (t *Tracker) fetch(ctx context.Context, c *chainclient.Client, sig solana.S
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
 	}
-	if len(v.Transaction) == 0 {
-		return nil, fmt.Errorf("getTransaction %s: no transaction in the answer", sig)
-	}
-	b, err := base64.StdEncoding.DecodeString(v.Transaction[0])
-	if err != nil {
-		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
-	}
-	tx, err := txwire.Decode(b)
+	tx, err := txwire.Decode(wire)
 	if err != nil {
 		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
 	}
