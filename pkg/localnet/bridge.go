@@ -32,6 +32,20 @@ type bridge struct {
 	// work; it only saves rescanning and is rebuilt from the persisted
 	// cursor after a restart.
 	scanned magic.Position
+	// live holds the confirmed base blocks the subscription delivered and
+	// baseToEphemeral has not walked yet, reduced to their successful eSPL
+	// transactions, the only ones the validator acts on. From liveFrom
+	// (the first slot delivered; 0 before any) up to liveTip every slot
+	// was delivered, so a slot missing from live has no such transaction;
+	// older slots (the catch-up after a restart) are read from history.
+	// Walking the delivered records spares re-reading and decoding every
+	// base transaction from disk.
+	live     map[uint64][]baseRecord
+	liveFrom uint64
+	liveTip  uint64
+	// syncing is set while Sync runs: its passes also walk confirmed
+	// slots that the subscription has not delivered yet.
+	syncing bool
 	// failing counts the failed attempts of intents, to throttle logs.
 	failing map[uint64]int
 	// lastErr and errCount throttle the logging of a pass error that
@@ -54,7 +68,7 @@ func (b *bridge) reportPassError(err error) {
 
 func newBridge(p *Pair) *bridge {
 	return &bridge{p: p, log: p.cfg.Logger.With("component", "validator"), key: p.identity, me: p.Identity(),
-		syncReq: make(chan chan error), failing: map[uint64]int{}}
+		syncReq: make(chan chan error), failing: map[uint64]int{}, live: map[uint64][]baseRecord{}}
 }
 
 // errRetry marks a step that could not complete now (a transaction did
@@ -77,11 +91,12 @@ func (b *bridge) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-baseBlocks:
+		case blk, ok := <-baseBlocks:
 			if !ok {
 				baseBlocks = nil
 				continue
 			}
+			b.deliver(blk)
 		case _, ok := <-erBlocks:
 			if !ok {
 				erBlocks = nil
@@ -89,16 +104,48 @@ func (b *bridge) run(ctx context.Context) {
 			}
 		case <-tick:
 		case reply := <-b.syncReq:
+			b.syncing = true
 			reply <- b.sync(ctx)
+			b.syncing = false
 			continue
 		}
-		drain(baseBlocks)
+		b.drainBase(baseBlocks)
 		drain(erBlocks)
 		if _, err := b.pass(ctx); err != nil && ctx.Err() == nil {
 			b.reportPassError(err)
 		} else {
 			b.lastErr, b.errCount = "", 0
 		}
+	}
+}
+
+// drainBase takes every base block already delivered without blocking:
+// one pass serves them all.
+func (b *bridge) drainBase(ch <-chan *ledger.Block) {
+	for ch != nil {
+		select {
+		case blk, ok := <-ch:
+			if !ok {
+				return
+			}
+			b.deliver(blk)
+		default:
+			return
+		}
+	}
+}
+
+// deliver records a confirmed base block from the subscription.
+func (b *bridge) deliver(blk *ledger.Block) {
+	if b.liveFrom == 0 {
+		b.liveFrom = blk.Slot
+	}
+	b.liveTip = max(b.liveTip, blk.Slot)
+	if blk.Slot <= b.scanned.Slot {
+		return // walked already (read from history by Sync)
+	}
+	if txs := esplRecords(blk.Transactions); len(txs) > 0 {
+		b.live[blk.Slot] = txs
 	}
 }
 
