@@ -16,10 +16,13 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// Bucket layout:
+// Bucket layout (accounts live in the account log, acclog.go):
 //
-//	meta      name -> value (format, tip slot, genesis data, keys)
-//	accounts  pubkey -> encodeAccount
+//	meta      name -> value (format, tip slot, genesis data, keys, the
+//	          account log's end, the supply)
+//	index     kind (1) | by | account -> nothing: the secondary indexes
+//	          (bank.go); written when an account gains an entry, which a
+//	          transfer between existing accounts never does
 //	blocks    slot (8 BE) -> encodeBlock (header, signatures, errors)
 //	txs       slot (8 BE) | index (4 BE) -> encodeTx
 //	addrpost  slot (8 BE) | pubkey -> previous slot (8 BE) | indexes (uvarint)
@@ -39,7 +42,7 @@ import (
 //     from the block records, which list every signature.
 var (
 	bucketMeta     = []byte("meta")
-	bucketAccounts = []byte("accounts")
+	bucketIndex    = []byte("index")
 	bucketBlocks   = []byte("blocks")
 	bucketTxs      = []byte("txs")
 	bucketAddrPost = []byte("addrpost")
@@ -48,23 +51,30 @@ var (
 	// open creates it in older data directories, which read as having no
 	// samples yet.
 	bucketPerf = []byte("perf")
-	allBuckets = [][]byte{bucketMeta, bucketAccounts, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrHead, bucketPerf}
+	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrHead, bucketPerf}
 )
 
 const (
 	dbFileName = "ledger.db"
 	metaTip    = "tip"
 	metaFormat = "format"
+	// metaAccountLog is the account log's end after the tip slot.
+	metaAccountLog = "acclog"
+	// metaCapital is the supply after the tip slot (8 LE).
+	metaCapital = "capital"
+	// accountLogDir is the account log's directory in the data directory.
+	accountLogDir = "accounts"
 	// storeFormat identifies this layout; a data directory written with
 	// another one is refused rather than misread.
-	storeFormat = "ferry-ledger-2"
+	storeFormat = "ferry-ledger-3"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
 )
 
 type boltStore struct {
-	db *bolt.DB
+	db  *bolt.DB
+	acc *accountLog
 	// sigs maps the first 8 bytes of each landed signature to its
 	// location (slot << 32 | index). A lookup checks the full signature in
 	// the record, so a prefix collision can only hide a transaction, never
@@ -73,7 +83,7 @@ type boltStore struct {
 	sigs map[uint64]uint64
 }
 
-func openBoltStore(dir string, noSync bool) (*boltStore, error) {
+func openBoltStore(dir string, noSync bool, segBytes int64) (*boltStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -101,6 +111,8 @@ func openBoltStore(dir string, noSync bool) (*boltStore, error) {
 		switch f := meta.Get([]byte(metaFormat)); {
 		case f == nil && meta.Get([]byte(metaTip)) != nil:
 			return fmt.Errorf("the data was written by an older ferry; move it away to start afresh")
+		case f != nil && string(f) == "ferry-ledger-2":
+			return fmt.Errorf("the data was written by an older ferry (format %q, accounts in the database); move it away to start afresh", f)
 		case f != nil && string(f) != storeFormat:
 			return fmt.Errorf("unknown data format %q; move it away to start afresh", f)
 		case f == nil:
@@ -119,7 +131,52 @@ func openBoltStore(dir string, noSync bool) (*boltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("initialize %s: %w", path, err)
 	}
-	return &boltStore{db: db, sigs: map[uint64]uint64{}}, nil
+	var end logPos
+	err = db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketMeta).Get([]byte(metaAccountLog)); b != nil {
+			var err error
+			end, err = decodeLogPos(b)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("initialize %s: %w", path, err)
+	}
+	acc, err := openAccountLog(filepath.Join(dir, accountLogDir), end, noSync, segBytes)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &boltStore{db: db, acc: acc, sigs: map[uint64]uint64{}}, nil
+}
+
+func (s *boltStore) account(k solana.PublicKey) (*Account, error) { return s.acc.get(k) }
+
+func (s *boltStore) eachAccount(fn func(solana.PublicKey, *Account) bool) error {
+	return s.acc.each(fn)
+}
+
+func (s *boltStore) accountCount() int { return s.acc.size() }
+
+func indexKey(kind indexKind, by, key solana.PublicKey) []byte {
+	k := make([]byte, 0, 65)
+	return append(append(append(k, byte(kind)), by[:]...), key[:]...)
+}
+
+func (s *boltStore) indexEach(kind indexKind, by solana.PublicKey, fn func(solana.PublicKey)) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		prefix := append([]byte{byte(kind)}, by[:]...)
+		c := tx.Bucket(bucketIndex).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) != 65 {
+				return fmt.Errorf("%w: index key", errCorrupt)
+			}
+			fn(solana.PublicKeyFromBytes(k[33:]))
+		}
+		return nil
+	})
 }
 
 func u64be(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
@@ -140,7 +197,7 @@ func postKey(slot uint64, addr solana.PublicKey) []byte {
 	return append(binary.BigEndian.AppendUint64(k, slot), addr[:]...)
 }
 
-func (s *boltStore) load(accounts func(solana.PublicKey, *Account)) (*loadedState, error) {
+func (s *boltStore) load() (*loadedState, error) {
 	var st *loadedState
 	err := s.db.View(func(tx *bolt.Tx) error {
 		tipb := tx.Bucket(bucketMeta).Get([]byte(metaTip))
@@ -150,22 +207,15 @@ func (s *boltStore) load(accounts func(solana.PublicKey, *Account)) (*loadedStat
 		if len(tipb) != 8 {
 			return fmt.Errorf("%w: tip", errCorrupt)
 		}
-		err := tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
-			a, err := decodeAccount(v)
-			if err != nil || len(k) != 32 {
-				return fmt.Errorf("account %x: %w", k, errors.Join(err, errCorrupt))
-			}
-			accounts(solana.PublicKeyFromBytes(k), a)
-			return nil
-		})
-		if err != nil {
-			return err
+		capb := tx.Bucket(bucketMeta).Get([]byte(metaCapital))
+		if len(capb) != 8 {
+			return fmt.Errorf("%w: supply", errCorrupt)
 		}
 		// One pass over the block records rebuilds the signature index and
 		// collects the recent blocks.
-		st = &loadedState{}
+		st = &loadedState{capital: binary.LittleEndian.Uint64(capb)}
 		var all []*blockRecord
-		err = tx.Bucket(bucketBlocks).ForEach(func(k, v []byte) error {
+		err := tx.Bucket(bucketBlocks).ForEach(func(k, v []byte) error {
 			r, err := decodeBlock(v)
 			if err != nil {
 				return fmt.Errorf("block %x: %w", k, err)
@@ -222,26 +272,37 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	}
 	// Sorted inserts touch each B+tree page once.
 	slices.SortFunc(addrOrder, compareKeys)
-	accVals := make([][]byte, len(b.Writes))
-	for i, w := range b.Writes {
-		if w.Account != nil {
-			accVals[i] = encodeAccount(w.Account)
-		}
-	}
 	blockVal := encodeBlock(f.record)
+	idxAdds := make([][]byte, len(f.indexAdds))
+	for i, e := range f.indexAdds {
+		idxAdds[i] = indexKey(e.kind, e.by, e.key)
+	}
+	slices.SortFunc(idxAdds, bytes.Compare)
+	// The accounts first: the commit below records the log's end, so a
+	// slot whose commit did not happen leaves no account behind.
+	end, err := s.acc.append(b.Writes)
+	if err != nil {
+		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+	}
 
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		acc := tx.Bucket(bucketAccounts)
-		for i, w := range b.Writes {
-			var err error
-			if accVals[i] == nil {
-				err = acc.Delete(w.Key[:])
-			} else {
-				err = acc.Put(w.Key[:], accVals[i])
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		idx := tx.Bucket(bucketIndex)
+		for _, k := range idxAdds {
+			if err := idx.Put(k, nil); err != nil {
+				return fmt.Errorf("index: %w", err)
 			}
-			if err != nil {
-				return fmt.Errorf("account %s: %w", w.Key, err)
+		}
+		for _, e := range f.indexDels {
+			if err := idx.Delete(indexKey(e.kind, e.by, e.key)); err != nil {
+				return fmt.Errorf("index: %w", err)
 			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put([]byte(metaAccountLog), end.bytes()); err != nil {
+			return fmt.Errorf("account log end: %w", err)
+		}
+		if err := meta.Put([]byte(metaCapital), binary.LittleEndian.AppendUint64(nil, f.capital)); err != nil {
+			return fmt.Errorf("supply: %w", err)
 		}
 		blocks := tx.Bucket(bucketBlocks)
 		blocks.FillPercent = 1
@@ -279,6 +340,9 @@ func (s *boltStore) commit(f *frozenSlot) error {
 		return tx.Bucket(bucketMeta).Put([]byte(metaTip), u64be(b.Slot))
 	})
 	if err != nil {
+		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+	}
+	if err := s.acc.apply(); err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
 	s.mu.Lock()
@@ -489,4 +553,6 @@ func (s *boltStore) putMeta(key string, val []byte) error {
 	})
 }
 
-func (s *boltStore) close() error { return s.db.Close() }
+func (s *boltStore) close() error {
+	return errors.Join(s.acc.close(), s.db.Close())
+}

@@ -109,6 +109,15 @@ type Config struct {
 	// MaxPending bounds the transactions waiting for the slot loop; a full
 	// queue makes Process wait (default 100 000).
 	MaxPending int
+	// AccountCacheSize is how many accounts read from disk a durable
+	// ledger keeps decoded in memory besides those written in slots not
+	// yet durable (default DefaultAccountCacheSize). Other accounts are
+	// read from the store when used.
+	AccountCacheSize int
+
+	// accountSegmentBytes overrides accountSegmentBytes (tests use small
+	// segments to clean the account log often).
+	accountSegmentBytes int64
 }
 
 // GenesisAccount is an account created at genesis.
@@ -153,6 +162,9 @@ func (c Config) normalized() Config {
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 100_000
+	}
+	if c.AccountCacheSize <= 0 {
+		c.AccountCacheSize = DefaultAccountCacheSize
 	}
 	if c.PerformanceSamplePeriod <= 0 {
 		c.PerformanceSamplePeriod = DefaultPerformanceSamplePeriod

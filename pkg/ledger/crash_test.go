@@ -63,7 +63,11 @@ func crashChild(dir string) {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		os.Exit(3)
 	}
-	l, err := Open(Config{Name: "crash", DataDir: dir, SlotDuration: 10 * time.Millisecond, FinalityDepth: 4})
+	// Tiny account-log segments: segments rotate, are cleaned and the
+	// key directory is snapshotted all the time, so kills land in the
+	// middle of those too.
+	l, err := Open(Config{Name: "crash", DataDir: dir, SlotDuration: 10 * time.Millisecond, FinalityDepth: 4,
+		accountSegmentBytes: 8 << 10, AccountCacheSize: 8})
 	if err != nil {
 		fail(err)
 	}

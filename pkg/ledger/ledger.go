@@ -51,20 +51,26 @@ type Ledger struct {
 
 	// mu guards the state below. The slot loop is its only writer except
 	// for confirmed and finalized, which the persister advances.
-	mu       sync.RWMutex
-	accounts map[solana.PublicKey]*Account // processed state; values are immutable
-	diffs    []*slotState                  // unfinalized slots, ascending; the last is working
-	working  *slotState
-	recent   []*blockHeader // recent frozen blocks, ascending
-	hashes   map[solana.Hash]uint64
-	status   map[solana.Signature]statusEntry
-	txCount  uint64 // processed transactions, all time
-	owners   keyIndex
-	mints    keyIndex
+	mu      sync.RWMutex
+	bank    *accountSet  // processed state; values are immutable
+	diffs   []*slotState // unfinalized slots, ascending; the last is working
+	working *slotState
+	recent  []*blockHeader // recent frozen blocks, ascending
+	hashes  map[solana.Hash]uint64
+	status  map[solana.Signature]statusEntry
+	txCount uint64 // processed transactions, all time
+	owners  keyIndex
+	mints   keyIndex
 	// delegates indexes token accounts by approved delegate, programs all
 	// accounts by owning program (bank.go).
 	delegates keyIndex
 	programs  keyIndex
+	// diskIndex: the store keeps the secondary indexes, and the keyIndexes
+	// above hold only the entries of slots not yet finalized (bank.go).
+	diskIndex bool
+	// idxDeletes are stale index entries to delete from the store with
+	// the next frozen slot.
+	idxDeletes []indexEntry
 	// capital is the lamports held by all processed accounts; capBase is
 	// the value as of the newest finalized slot without undo history.
 	capital uint64
@@ -121,8 +127,11 @@ type slotState struct {
 	txs                  []*TxRecord
 	applied              [][]AccountWrite
 	removals             []indexRemoval
-	capAfter             uint64   // capital at the end of the slot, set when frozen
-	prices               []uint64 // compute-unit price of each of txs (stats.go)
+	capAfter             uint64 // capital at the end of the slot, set when frozen
+	// indexAdds are the entries the slot added to the in-memory indexes
+	// (diskIndex only), dropped from them when it is finalized.
+	indexAdds []indexEntry
+	prices    []uint64 // compute-unit price of each of txs (stats.go)
 }
 
 type statusEntry struct {
@@ -137,7 +146,6 @@ func Open(cfg Config) (*Ledger, error) {
 	l := &Ledger{
 		cfg:         cfg,
 		log:         cfg.Logger.With("ledger", cfg.Name),
-		accounts:    map[solana.PublicKey]*Account{},
 		hashes:      map[solana.Hash]uint64{},
 		status:      map[solana.Signature]statusEntry{},
 		owners:      keyIndex{},
@@ -163,13 +171,19 @@ func Open(cfg Config) (*Ledger, error) {
 	if cfg.DataDir == "" {
 		l.store = newMemStore()
 	} else {
-		s, err := openBoltStore(cfg.DataDir, cfg.NoSync)
+		s, err := openBoltStore(cfg.DataDir, cfg.NoSync, cfg.accountSegmentBytes)
 		if err != nil {
 			l.verifier.stop()
 			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
 		}
 		l.store = s
+		l.diskIndex = true
 	}
+	var disk accountSource
+	if s, ok := l.store.(*boltStore); ok {
+		disk = s
+	}
+	l.bank = newAccountSet(disk, cfg.AccountCacheSize)
 	if err := l.init(); err != nil {
 		l.store.close()
 		l.verifier.stop()
@@ -247,10 +261,7 @@ func (l *Ledger) init() error {
 	if l.faucet, err = l.key(metaFaucet, l.cfg.Faucet); err != nil {
 		return err
 	}
-	st, err := l.store.load(func(k solana.PublicKey, a *Account) {
-		l.accounts[k] = a
-		l.indexAccount(k, a)
-	})
+	st, err := l.store.load()
 	if err != nil {
 		return err
 	}
@@ -273,13 +284,17 @@ func (l *Ledger) init() error {
 	}
 	tip := l.recent[len(l.recent)-1]
 	l.txCount = tip.txCount
+	l.capital, l.capBase = st.capital, st.capital
 	// Everything on disk is durable; with the undo history of the last
 	// slots gone, it is also the finalized state.
 	l.confirmed, l.finalized = tip, tip
-	if a := l.accounts[pubkeyOf(l.faucet)]; a == nil && l.cfg.Faucet != nil {
+	if a := l.bank.get(pubkeyOf(l.faucet)); a == nil && l.cfg.Faucet != nil {
 		l.log.Warn("faucet key has no funds in this ledger", "faucet", pubkeyOf(l.faucet))
 	}
-	l.log.Info("ledger resumed", "slot", tip.slot, "accounts", len(l.accounts), "transactions", tip.txCount)
+	if p := l.bank.failure.Load(); p != nil {
+		return fmt.Errorf("read accounts: %w", *p)
+	}
+	l.log.Info("ledger resumed", "slot", tip.slot, "accounts", l.bank.count(), "transactions", tip.txCount)
 	l.mu.Lock()
 	l.openSlot(tip)
 	l.mu.Unlock()
@@ -302,19 +317,24 @@ func (l *Ledger) createGenesis() error {
 	if err := l.store.putMeta(metaGenesis, g); err != nil {
 		return fmt.Errorf("store genesis: %w", err)
 	}
+	var adds []indexEntry
 	for _, w := range writes {
-		l.accounts[w.Key] = w.Account
+		l.bank.set(w.Key, w.Account)
 		l.indexAccount(w.Key, w.Account)
+		adds = appendIndexEntries(adds, w.Key, w.Account)
 	}
 	h := &blockHeader{slot: 0, height: 0, hash: l.genesisHash, time: now}
 	f := &frozenSlot{
-		genesis: true,
-		block:   &Block{Slot: 0, Blockhash: h.hash, Time: now, Writes: writes},
-		record:  &blockRecord{BlockInfo: BlockInfo{Slot: 0, Blockhash: h.hash, Time: now}},
+		genesis:   true,
+		block:     &Block{Slot: 0, Blockhash: h.hash, Time: now, Writes: writes},
+		record:    &blockRecord{BlockInfo: BlockInfo{Slot: 0, Blockhash: h.hash, Time: now}},
+		capital:   l.capital,
+		indexAdds: adds,
 	}
 	if err := l.store.commit(f); err != nil {
 		return fmt.Errorf("commit genesis: %w", err)
 	}
+	l.bank.persisted(writes)
 	l.recent = []*blockHeader{h}
 	l.hashes[h.hash] = 0
 	l.confirmed, l.finalized = h, h
@@ -458,11 +478,19 @@ func (l *Ledger) freeze() {
 		Slot: h.slot, ParentSlot: h.parent, Height: h.height, Blockhash: h.hash,
 		PreviousBlockhash: h.prevHash, Time: h.time, Signatures: h.sigs,
 	}
+	// The persister drops durable writes from the bank under mu, so the
+	// bank is read under it here.
 	writes := make([]AccountWrite, 0, len(w.pre))
+	l.mu.RLock()
 	for k := range w.pre {
-		writes = append(writes, AccountWrite{Key: k, Account: l.accounts[k]})
+		writes = append(writes, AccountWrite{Key: k, Account: l.bank.get(k)})
 	}
+	l.mu.RUnlock()
 	slices.SortFunc(writes, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
+	var adds []indexEntry
+	if l.diskIndex {
+		adds = l.slotIndexAdds(w, writes)
+	}
 	perf := l.slotFrozen(w, h)
 	block := &Block{
 		Slot: h.slot, ParentSlot: h.parent, Height: h.height, Blockhash: h.hash, PreviousBlockhash: h.prevHash,
@@ -494,12 +522,14 @@ func (l *Ledger) freeze() {
 	l.pruneFinalized()
 	l.openSlot(h)
 	root := l.finalized.slot
+	dels := l.idxDeletes
+	l.idxDeletes = nil
 	l.mu.Unlock()
 
 	if l.obs.active.Load() {
 		l.obs.publish(Event{Kind: EventFrozen, Slot: w.slot, Parent: w.parent, Root: root, Txs: w.txs, Time: l.cfg.Now()})
 	}
-	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf}
+	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf, capital: w.capAfter, indexAdds: adds, indexDels: dels}
 }
 
 // pruneFinalized drops the undo history of finalized slots, which no
@@ -528,7 +558,15 @@ func (l *Ledger) persist() {
 		if failed {
 			continue
 		}
-		if err := l.commit(f); err != nil {
+		var err error
+		if p := l.bank.failure.Load(); p != nil {
+			// A disk read failed while this slot executed: what it holds
+			// cannot be trusted, so it is not committed.
+			err = *p
+		} else {
+			err = l.commit(f)
+		}
+		if err != nil {
 			l.log.Error("ledger halted: cannot persist slot", "slot", f.block.Slot, "err", err)
 			l.mu.Lock()
 			l.failure = err
@@ -538,6 +576,7 @@ func (l *Ledger) persist() {
 			continue
 		}
 		l.mu.Lock()
+		l.bank.persisted(f.block.Writes)
 		if h := l.headerAt(f.block.Slot); h != nil {
 			l.confirmed = h
 		}

@@ -252,7 +252,7 @@ type source interface {
 // bankSource is the processed state; only the slot loop uses it.
 type bankSource struct{ l *Ledger }
 
-func (s bankSource) get(k solana.PublicKey) *Account { return s.l.accounts[k] }
+func (s bankSource) get(k solana.PublicKey) *Account { return s.l.bank.get(k) }
 func (s bankSource) seen(sig solana.Signature) bool {
 	_, ok := s.l.status[sig]
 	return ok
@@ -585,7 +585,7 @@ func (l *Ledger) executeAndCommit(p *pending) outcome {
 	}
 	for i, w := range res.writes {
 		l.put(w.Key, w.Account)
-		rec.Writes[i] = AccountWrite{Key: w.Key, Account: l.accounts[w.Key]}
+		rec.Writes[i] = AccountWrite{Key: w.Key, Account: l.bank.get(w.Key)}
 	}
 	l.working.txs = append(l.working.txs, rec)
 	l.working.prices = append(l.working.prices, res.unitPrice)
