@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +66,6 @@ const (
 	accountSnapshotMin = 1 << 20
 	// accountRecordHeader is the length and checksum before each record.
 	accountRecordHeader = 8
-	accountKeydirMagic  = "ferry-keydir-1\n"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -98,17 +94,20 @@ func decodeLogPos(b []byte) (logPos, error) {
 	return logPos{binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])}, nil
 }
 
-// keyLoc is a key directory entry of the sorted snapshot.
-type keyLoc struct {
-	key solana.PublicKey
-	loc accLoc
-}
-
-// recentLoc is a change since the sorted part was built; deleted marks
-// an account that no longer exists.
-type recentLoc struct {
-	loc     accLoc
-	deleted bool
+// keydirCodec lays out the key directory: address -> segment, offset,
+// length (LE).
+var keydirCodec = &tableCodec[solana.PublicKey, accLoc]{
+	magic: "ferry-keydir-2\n\x00", keySize: 32, valSize: 12,
+	putKey: func(b []byte, k solana.PublicKey) { copy(b, k[:]) },
+	getKey: func(b []byte) solana.PublicKey { return solana.PublicKeyFromBytes(b) },
+	putVal: func(b []byte, l accLoc) {
+		binary.LittleEndian.PutUint32(b, l.seg)
+		binary.LittleEndian.PutUint32(b[4:], l.off)
+		binary.LittleEndian.PutUint32(b[8:], l.n)
+	},
+	getVal: func(b []byte) accLoc {
+		return accLoc{binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])}
+	},
 }
 
 // accountLog is the account store of a durable ledger (see above). The
@@ -126,15 +125,12 @@ type accountLog struct {
 	sizes  map[uint32]int64    // bytes per segment
 	live   map[uint32]int64    // live record bytes per segment
 	head   logPos              // end of the log (the next record goes here)
-	sorted []keyLoc            // by key; the snapshot's content, then merges
-	recent map[solana.PublicKey]recentLoc
-	count  int   // live accounts
+	keydir *sortedTable[solana.PublicKey, accLoc]
 	total  int64 // bytes in all segments
 	alive  int64 // live bytes in all segments
 
-	snapPos  logPos // position the newest snapshot covers
-	snapSize int64
-	grown    int64 // log bytes appended since that snapshot
+	snapPos logPos // position the newest snapshot covers
+	grown   int64  // log bytes appended since that snapshot
 	// cleaned are segments whose live records were copied to the head;
 	// they are deleted once a snapshot no longer points into them, and
 	// until then do not count as garbage.
@@ -165,10 +161,10 @@ func openAccountLog(dir string, end logPos, noSync bool, segBytes int64) (*accou
 	}
 	lg := &accountLog{
 		dir: dir, noSync: noSync, segBytes: segBytes, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, live: map[uint32]int64{},
-		recent: map[solana.PublicKey]recentLoc{}, cleaned: map[uint32]bool{},
+		cleaned: map[uint32]bool{},
 	}
 	if err := lg.open(end); err != nil {
-		lg.close()
+		lg.closeFiles()
 		return nil, err
 	}
 	return lg, nil
@@ -239,19 +235,54 @@ func (lg *accountLog) open(end logPos) error {
 		lg.sizes[end.seg] = 0
 	}
 	lg.head = end
-	if err := lg.readSnapshot(); err != nil {
+	if lg.keydir, err = openTable(filepath.Join(lg.dir, "keydir"), keydirCodec); err != nil {
+		return err
+	}
+	if err := lg.readMeta(lg.keydir.meta); err != nil {
 		return err
 	}
 	if err := lg.replay(lg.snapPos, end); err != nil {
 		return err
 	}
-	lg.merge()
-	for _, e := range lg.sorted {
-		lg.live[e.loc.seg] += int64(e.loc.n)
-		lg.alive += int64(e.loc.n)
-	}
-	lg.grown = int64(lg.distance(lg.snapPos, end))
+	lg.grown = lg.distance(lg.snapPos, end)
 	lg.dropDead()
+	return nil
+}
+
+// keydirMeta is what the key directory's file records besides the
+// entries: the log position it covers and the live bytes per segment.
+func (lg *accountLog) keydirMeta(pos logPos) []byte {
+	b := append(pos.bytes(), binary.LittleEndian.AppendUint32(nil, uint32(len(lg.live)))...)
+	segs := make([]uint32, 0, len(lg.live))
+	for s := range lg.live {
+		segs = append(segs, s)
+	}
+	slices.Sort(segs)
+	for _, s := range segs {
+		b = binary.LittleEndian.AppendUint32(b, s)
+		b = binary.LittleEndian.AppendUint64(b, uint64(lg.live[s]))
+	}
+	return b
+}
+
+func (lg *accountLog) readMeta(b []byte) error {
+	if b == nil {
+		lg.snapPos = logPos{seg: 1}
+		return nil
+	}
+	if len(b) < 12 {
+		return fmt.Errorf("%w: key directory meta", errCorrupt)
+	}
+	lg.snapPos, _ = decodeLogPos(b[:8])
+	n := int(binary.LittleEndian.Uint32(b[8:]))
+	if len(b) != 12+12*n {
+		return fmt.Errorf("%w: key directory meta", errCorrupt)
+	}
+	for p := b[12:]; len(p) > 0; p = p[12:] {
+		live := int64(binary.LittleEndian.Uint64(p[4:]))
+		lg.live[binary.LittleEndian.Uint32(p)] = live
+		lg.alive += live
+	}
 	return nil
 }
 
@@ -268,64 +299,6 @@ func (lg *accountLog) distance(p, q logPos) int64 {
 		d += lg.sizes[s]
 	}
 	return d + int64(q.off)
-}
-
-// keydirEntryBytes is the size of one snapshot entry: address, segment,
-// offset, length.
-const keydirEntryBytes = 44
-
-// readSnapshot loads the key directory snapshot, if there is one. It is
-// read in pieces straight into the sorted table, so opening needs no
-// second copy of it.
-func (lg *accountLog) readSnapshot() error {
-	f, err := os.Open(filepath.Join(lg.dir, "keydir"))
-	if errors.Is(err, os.ErrNotExist) {
-		lg.snapPos = logPos{seg: 1}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read key directory: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("read key directory: %w", err)
-	}
-	const head = len(accountKeydirMagic) + 16
-	crc := crc32.New(castagnoli)
-	r := io.TeeReader(bufio.NewReaderSize(f, 1<<20), crc)
-	hdr := make([]byte, head)
-	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr[:len(accountKeydirMagic)]) != accountKeydirMagic {
-		return fmt.Errorf("%w: key directory header", errCorrupt)
-	}
-	pos, _ := decodeLogPos(hdr[len(accountKeydirMagic) : len(accountKeydirMagic)+8])
-	n := binary.LittleEndian.Uint64(hdr[len(accountKeydirMagic)+8:])
-	if uint64(fi.Size()) != uint64(head)+n*keydirEntryBytes+4 {
-		return fmt.Errorf("%w: key directory length", errCorrupt)
-	}
-	lg.sorted = make([]keyLoc, n)
-	buf := make([]byte, keydirEntryBytes*1024)
-	for i := 0; i < int(n); {
-		k := min(int(n)-i, 1024)
-		p := buf[:k*keydirEntryBytes]
-		if _, err := io.ReadFull(r, p); err != nil {
-			return fmt.Errorf("read key directory: %w", err)
-		}
-		for ; k > 0; k-- {
-			e := &lg.sorted[i]
-			copy(e.key[:], p[:32])
-			e.loc = accLoc{binary.LittleEndian.Uint32(p[32:]), binary.LittleEndian.Uint32(p[36:]), binary.LittleEndian.Uint32(p[40:])}
-			p = p[keydirEntryBytes:]
-			i++
-		}
-	}
-	want := crc.Sum32()
-	var sum [4]byte
-	if _, err := io.ReadFull(r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != want {
-		return fmt.Errorf("%w: key directory checksum", errCorrupt)
-	}
-	lg.snapPos, lg.snapSize = pos, fi.Size()
-	return nil
 }
 
 // replay applies the records between from and to to the key directory.
@@ -354,12 +327,26 @@ func (lg *accountLog) replay(from, to logPos) error {
 			if err != nil {
 				return fmt.Errorf("replay account log %s at %d: %w", segName(seg), start+int64(off), err)
 			}
-			loc := accLoc{seg, uint32(start) + uint32(off), uint32(n)}
-			lg.recent[key] = recentLoc{loc: loc, deleted: len(rec) == 0}
+			lg.record(pendingRecord{key: key, deleted: len(rec) == 0, loc: accLoc{seg, uint32(start) + uint32(off), uint32(n)}})
 			off += n
 		}
 	}
 	return nil
+}
+
+// record makes r the newest record of its account. Callers hold mu.
+func (lg *accountLog) record(r pendingRecord) {
+	if old, ok := lg.keydir.get(r.key); ok {
+		lg.live[old.seg] -= int64(old.n)
+		lg.alive -= int64(old.n)
+	}
+	if r.deleted {
+		lg.keydir.del(r.key)
+		return
+	}
+	lg.keydir.set(r.key, r.loc)
+	lg.live[r.loc.seg] += int64(r.loc.n)
+	lg.alive += int64(r.loc.n)
 }
 
 // parseRecord reads the record at the start of b: its address, its
@@ -391,23 +378,11 @@ func appendRecord(buf []byte, key solana.PublicKey, a *Account) []byte {
 	return buf
 }
 
-// lookup finds an address in the key directory. Callers hold mu.
-func (lg *accountLog) lookup(key solana.PublicKey) (accLoc, bool) {
-	if r, ok := lg.recent[key]; ok {
-		return r.loc, !r.deleted
-	}
-	i, ok := slices.BinarySearchFunc(lg.sorted, key, func(e keyLoc, k solana.PublicKey) int { return bytes.Compare(e.key[:], k[:]) })
-	if !ok {
-		return accLoc{}, false
-	}
-	return lg.sorted[i].loc, true
-}
-
 // get reads an account, or nil if it does not exist.
 func (lg *accountLog) get(key solana.PublicKey) (*Account, error) {
 	lg.mu.RLock()
 	defer lg.mu.RUnlock()
-	loc, ok := lg.lookup(key)
+	loc, ok := lg.keydir.get(key)
 	if !ok {
 		return nil, nil
 	}
@@ -435,43 +410,27 @@ func (lg *accountLog) read(key solana.PublicKey, loc accLoc) (*Account, error) {
 func (lg *accountLog) each(fn func(solana.PublicKey, *Account) bool) error {
 	lg.mu.RLock()
 	defer lg.mu.RUnlock()
-	for k, r := range lg.recent {
-		if r.deleted {
-			continue
+	var err error
+	lg.keydir.each(func(k solana.PublicKey, loc accLoc) bool {
+		var a *Account
+		if a, err = lg.read(k, loc); err != nil {
+			return false
 		}
-		a, err := lg.read(k, r.loc)
-		if err != nil {
-			return err
-		}
-		if !fn(k, a) {
-			return nil
-		}
-	}
-	for _, e := range lg.sorted {
-		if _, ok := lg.recent[e.key]; ok {
-			continue
-		}
-		a, err := lg.read(e.key, e.loc)
-		if err != nil {
-			return err
-		}
-		if !fn(e.key, a) {
-			return nil
-		}
-	}
-	return nil
+		return fn(k, a)
+	})
+	return err
 }
 
-// size is the number of live accounts.
+// size estimates the number of live accounts.
 func (lg *accountLog) size() int {
 	lg.mu.RLock()
 	defer lg.mu.RUnlock()
-	return len(lg.sorted) + len(lg.recent) // an estimate: recent may repeat sorted keys
+	return lg.keydir.entries() + lg.keydir.changes()
 }
 
 // append writes a slot's account values (nil: deleted) and, when there
-// is too much garbage, the live records of the oldest sealed segment, and
-// syncs them. It returns the log's new end, which the slot's commit
+// is too much garbage, the live records of the oldest sealed segments,
+// and syncs them. It returns the log's new end, which the slot's commit
 // records; apply then makes the records visible.
 func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 	lg.pending = lg.pending[:0]
@@ -555,9 +514,9 @@ func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 
 // clean copies the live records of the oldest sealed segment to the
 // head of the log when the segments hold too much garbage, and returns
-// the segment's size (0: nothing to clean). The copies become the newest
-// records of their accounts unless the same commit wrote those accounts
-// (then the copy is skipped).
+// the segment's size (0: nothing to clean). It reads the segment from
+// start to end and keeps the records the key directory still points to;
+// a record the same commit wrote again is not copied.
 func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int64, error) {
 	total := lg.total
 	for s := range lg.cleaned {
@@ -576,43 +535,34 @@ func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int
 		return 0, nil
 	}
 	lg.cleaned[oldest] = true
-	written := map[solana.PublicKey]bool{}
+	size := lg.sizes[oldest]
+	if lg.live[oldest] <= 0 {
+		return max(size, 1), nil
+	}
+	buf := make([]byte, size)
+	if _, err := lg.files[oldest].ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("clean account log %s: %w", segName(oldest), err)
+	}
+	written := make(map[solana.PublicKey]bool, len(lg.pending))
 	for _, p := range lg.pending {
 		written[p.key] = true
 	}
-	var keys []keyLoc
-	lg.mu.RLock()
-	for k, r := range lg.recent {
-		if !r.deleted && r.loc.seg == oldest && !written[k] {
-			keys = append(keys, keyLoc{k, r.loc})
+	for off := 0; off < len(buf); {
+		key, _, n, err := parseRecord(buf[off:])
+		if err != nil {
+			return 0, fmt.Errorf("clean account log %s at %d: %w", segName(oldest), off, err)
 		}
+		lg.mu.RLock()
+		loc, ok := lg.keydir.get(key)
+		lg.mu.RUnlock()
+		if ok && loc.seg == oldest && loc.off == uint32(off) && !written[key] {
+			if err := add(key, buf[off:off+n], false); err != nil {
+				return 0, err
+			}
+		}
+		off += n
 	}
-	for _, e := range lg.sorted {
-		if e.loc.seg != oldest || written[e.key] {
-			continue
-		}
-		if _, ok := lg.recent[e.key]; ok {
-			continue
-		}
-		keys = append(keys, e)
-	}
-	lg.mu.RUnlock()
-	sort.Slice(keys, func(i, j int) bool { return keys[i].loc.off < keys[j].loc.off })
-	f := lg.files[oldest]
-	rec := []byte{}
-	for _, e := range keys {
-		rec = slices.Grow(rec[:0], int(e.loc.n))[:e.loc.n]
-		if _, err := f.ReadAt(rec, int64(e.loc.off)); err != nil && !errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("clean account log %s: %w", segName(oldest), err)
-		}
-		if _, _, _, err := parseRecord(rec); err != nil {
-			return 0, fmt.Errorf("clean account log %s: %w", segName(oldest), err)
-		}
-		if err := add(e.key, rec, false); err != nil {
-			return 0, err
-		}
-	}
-	return max(lg.sizes[oldest], 1), nil
+	return max(size, 1), nil
 }
 
 // apply makes the records of the last append visible, once the slot's
@@ -620,87 +570,34 @@ func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int
 func (lg *accountLog) apply() error {
 	lg.mu.Lock()
 	for _, p := range lg.pending {
-		if old, ok := lg.lookup(p.key); ok {
-			lg.live[old.seg] -= int64(old.n)
-			lg.alive -= int64(old.n)
-		}
-		lg.recent[p.key] = recentLoc{loc: p.loc, deleted: p.deleted}
-		if !p.deleted {
-			lg.live[p.loc.seg] += int64(p.loc.n)
-			lg.alive += int64(p.loc.n)
-		}
+		lg.record(p)
 	}
 	lg.pending = lg.pending[:0]
 	lg.mu.Unlock()
-	if lg.grown >= max(accountSnapshotRatio*lg.snapSize, min(accountSnapshotMin, 16*lg.segBytes)) {
+	if lg.grown >= max(accountSnapshotRatio*lg.keydir.size, min(accountSnapshotMin, 16*lg.segBytes)) {
 		return lg.snapshot()
 	}
 	return nil
 }
 
-// merge folds recent into sorted. Callers hold mu (or own lg).
-func (lg *accountLog) merge() {
-	if len(lg.recent) == 0 {
-		return
-	}
-	add := make([]keyLoc, 0, len(lg.recent))
-	for k, r := range lg.recent {
-		add = append(add, keyLoc{key: k, loc: r.loc})
-	}
-	slices.SortFunc(add, func(a, b keyLoc) int { return bytes.Compare(a.key[:], b.key[:]) })
-	out := make([]keyLoc, 0, len(lg.sorted)+len(add))
-	i, j := 0, 0
-	for i < len(lg.sorted) || j < len(add) {
-		switch {
-		case j == len(add) || (i < len(lg.sorted) && bytes.Compare(lg.sorted[i].key[:], add[j].key[:]) < 0):
-			out = append(out, lg.sorted[i])
-			i++
-		default:
-			if i < len(lg.sorted) && lg.sorted[i].key == add[j].key {
-				i++
-			}
-			if !lg.recent[add[j].key].deleted {
-				out = append(out, add[j])
-			}
-			j++
-		}
-	}
-	lg.sorted, lg.recent = out, map[solana.PublicKey]recentLoc{}
-	lg.count = len(out)
-}
-
 // snapshot writes the key directory and deletes the segments nothing
-// points into anymore.
+// points into anymore. The file is written while readers go on; only the
+// switch to it holds them up.
 func (lg *accountLog) snapshot() error {
-	lg.mu.Lock()
-	lg.merge()
-	sorted, pos := lg.sorted, lg.head
-	lg.mu.Unlock()
-	size := int64(len(accountKeydirMagic)+16+4) + keydirEntryBytes*int64(len(sorted))
-	err := writeFileAtomic(filepath.Join(lg.dir, "keydir"), !lg.noSync, func(w io.Writer) error {
-		crc := crc32.New(castagnoli)
-		bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-		bw.WriteString(accountKeydirMagic)
-		bw.Write(pos.bytes())
-		bw.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(sorted))))
-		var e [keydirEntryBytes]byte
-		for _, s := range sorted {
-			copy(e[:], s.key[:])
-			binary.LittleEndian.PutUint32(e[32:], s.loc.seg)
-			binary.LittleEndian.PutUint32(e[36:], s.loc.off)
-			binary.LittleEndian.PutUint32(e[40:], s.loc.n)
-			bw.Write(e[:])
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
-		return err
-	})
+	lg.mu.RLock()
+	pos := lg.head
+	nt, err := lg.keydir.write(lg.keydirMeta(pos), !lg.noSync)
+	lg.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("snapshot key directory: %w", err)
 	}
-	lg.snapPos, lg.snapSize, lg.grown = pos, size, 0
+	lg.mu.Lock()
+	err = lg.keydir.replace(nt)
+	lg.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	lg.snapPos, lg.grown = pos, 0
 	lg.dropDead()
 	return nil
 }
@@ -734,11 +631,18 @@ func (lg *accountLog) close() error {
 	if lg.grown > 0 && lg.files[lg.head.seg] != nil {
 		err = lg.snapshot()
 	}
+	return errors.Join(err, lg.closeFiles())
+}
+
+func (lg *accountLog) closeFiles() error {
 	for _, f := range lg.files {
 		f.Close()
 	}
 	lg.files = map[uint32]*os.File{}
-	return err
+	if lg.keydir != nil {
+		return lg.keydir.close()
+	}
+	return nil
 }
 
 // writeFileAtomic replaces path with what write writes: a temporary
