@@ -26,32 +26,34 @@ import (
 //	blocks    slot (8 BE) -> encodeBlock (header, signatures, errors)
 //	txs       slot (8 BE) | index (4 BE) -> encodeTx
 //	addrpost  slot (8 BE) | pubkey -> previous slot (8 BE) | indexes (uvarint)
-//	addrhead  pubkey -> newest slot (8 BE) with a posting for pubkey
 //	perf      slot (8 BE) -> encodePerfSample (getRecentPerformanceSamples)
 //
 // Every key that grows with history starts with the slot, so a slot's
 // commit appends at the right edge of those trees and dirties few pages
 // however long the history is. Randomly keyed trees would make each
 // commit rewrite pages all over an ever larger tree; the two lookups that
-// need a random key are served differently:
+// need a random key are served by sortedTables (table.go), files beside
+// the database rewritten whole once enough changed since the last one
+// (so their cost per change does not grow with their size), which a
+// restart rebuilds by replaying the committed slots after the slot they
+// cover:
 //
-//   - getSignaturesForAddress walks a per-address chain of postings: the
-//     head table (bounded by the number of addresses, not by history)
-//     names the newest slot, each posting the previous one;
-//   - signature lookups use sigIndex, an in-memory map rebuilt at open
-//     from the block records, which list every signature.
+//   - heads: address -> newest slot with a posting for it; a
+//     getSignaturesForAddress walk starts there and follows each
+//     posting's previous slot (replayed from addrpost);
+//   - sigs: first 8 bytes of a signature -> slot << 32 | index (replayed
+//     from the block records, which list every signature).
 var (
 	bucketMeta     = []byte("meta")
 	bucketIndex    = []byte("index")
 	bucketBlocks   = []byte("blocks")
 	bucketTxs      = []byte("txs")
 	bucketAddrPost = []byte("addrpost")
-	bucketAddrHead = []byte("addrhead")
 	// bucketPerf was added after storeFormat ferry-ledger-2 was fixed;
 	// open creates it in older data directories, which read as having no
 	// samples yet.
 	bucketPerf = []byte("perf")
-	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrHead, bucketPerf}
+	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketPerf}
 )
 
 const (
@@ -70,29 +72,59 @@ const (
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
+	// tableRewriteMin: a sortedTable of the store is rewritten once it has
+	// this many changes, or half its entries if more.
+	tableRewriteMin = 1 << 16
 )
 
-type boltStore struct {
-	db  *bolt.DB
-	acc *accountLog
-	// sigs maps the first 8 bytes of each landed signature to its
-	// location (slot << 32 | index). A lookup checks the full signature in
-	// the record, so a prefix collision can only hide a transaction, never
-	// return the wrong one (at a probability of about n²/2⁶⁵).
-	mu   sync.RWMutex
-	sigs map[uint64]uint64
+// sigCodec lays out the signature index: the signature's first 8 bytes
+// (BE, so they sort as bytes) -> slot << 32 | index.
+var sigCodec = &tableCodec[uint64, uint64]{
+	magic: "ferry-sigs-1\n\x00\x00\x00", keySize: 8, valSize: 8,
+	putKey: func(b []byte, k uint64) { binary.BigEndian.PutUint64(b, k) },
+	getKey: func(b []byte) uint64 { return binary.BigEndian.Uint64(b) },
+	putVal: func(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) },
+	getVal: func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) },
 }
 
-func openBoltStore(dir string, noSync bool, segBytes int64) (*boltStore, error) {
+// headCodec lays out the address heads: address -> slot.
+var headCodec = &tableCodec[solana.PublicKey, uint64]{
+	magic: "ferry-heads-1\n\x00\x00", keySize: 32, valSize: 8,
+	putKey: func(b []byte, k solana.PublicKey) { copy(b, k[:]) },
+	getKey: func(b []byte) solana.PublicKey { return solana.PublicKeyFromBytes(b) },
+	putVal: func(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) },
+	getVal: func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) },
+}
+
+type boltStore struct {
+	db     *bolt.DB
+	acc    *accountLog
+	noSync bool
+	// rewriteMin is tableRewriteMin (tests make it smaller).
+	rewriteMin int
+	// mu guards the tables. sigs maps the first 8 bytes of each landed
+	// signature to its location. A lookup checks the full signature in
+	// the record, so a prefix collision can only hide a transaction, never
+	// return the wrong one (at a probability of about n²/2⁶⁵).
+	mu    sync.RWMutex
+	sigs  *sortedTable[uint64, uint64]
+	heads *sortedTable[solana.PublicKey, uint64]
+	// tip is the newest committed slot.
+	tip uint64
+}
+
+func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin int) (*boltStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dir, dbFileName)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: 2 * time.Second,
-		// The free list is rebuilt by scanning at open instead of being
-		// written on every commit: commits are the hot path, opens are rare.
-		NoFreelistSync:  true,
+		// The free list is written with every commit. It stays short,
+		// since every tree grows at its right edge (the accounts are in the
+		// log); without it every open would walk every page of the file,
+		// taking time and memory that grow with history.
+		NoFreelistSync:  false,
 		FreelistType:    bolt.FreelistMapType,
 		NoSync:          noSync,
 		InitialMmapSize: 256 << 20,
@@ -149,7 +181,63 @@ func openBoltStore(dir string, noSync bool, segBytes int64) (*boltStore, error) 
 		db.Close()
 		return nil, err
 	}
-	return &boltStore{db: db, acc: acc, sigs: map[uint64]uint64{}}, nil
+	if rewriteMin <= 0 {
+		rewriteMin = tableRewriteMin
+	}
+	s := &boltStore{db: db, acc: acc, noSync: noSync, rewriteMin: rewriteMin}
+	if s.sigs, err = openTable(filepath.Join(dir, "sigs"), sigCodec); err == nil {
+		s.heads, err = openTable(filepath.Join(dir, "heads"), headCodec)
+	}
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// tableSlot is the slot a table's file covers (its meta).
+func tableSlot(meta []byte) uint64 {
+	if len(meta) != 8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(meta)
+}
+
+// saveTables rewrites the tables whose changes are due (all that changed,
+// with force), as of the tip slot. The files are written while readers
+// go on.
+func (s *boltStore) saveTables(force bool) error {
+	meta := binary.LittleEndian.AppendUint64(nil, s.tip)
+	due := func(c, n int) bool { return (force && c > 0) || c >= max(n/2, s.rewriteMin) }
+	if due(s.sigs.changes(), s.sigs.entries()) {
+		s.mu.RLock()
+		nt, err := s.sigs.write(meta, !s.noSync)
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		err = s.sigs.replace(nt)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	if due(s.heads.changes(), s.heads.entries()) {
+		s.mu.RLock()
+		nt, err := s.heads.write(meta, !s.noSync)
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		err = s.heads.replace(nt)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *boltStore) account(k solana.PublicKey) (*Account, error) { return s.acc.get(k) }
@@ -188,7 +276,7 @@ func locKey(slot uint64, index uint32) []byte {
 	return k
 }
 
-func sigPrefix(s solana.Signature) uint64 { return binary.LittleEndian.Uint64(s[:8]) }
+func sigPrefix(s solana.Signature) uint64 { return binary.BigEndian.Uint64(s[:8]) }
 
 func packLoc(slot uint64, index uint32) uint64 { return slot<<32 | uint64(index) }
 
@@ -211,31 +299,37 @@ func (s *boltStore) load() (*loadedState, error) {
 		if len(capb) != 8 {
 			return fmt.Errorf("%w: supply", errCorrupt)
 		}
-		// One pass over the block records rebuilds the signature index and
-		// collects the recent blocks.
 		st = &loadedState{capital: binary.LittleEndian.Uint64(capb)}
+		s.tip = binary.BigEndian.Uint64(tipb)
+		// The recent blocks, newest first, then reversed.
+		c := tx.Bucket(bucketBlocks).Cursor()
 		var all []*blockRecord
-		err := tx.Bucket(bucketBlocks).ForEach(func(k, v []byte) error {
+		for k, v := c.Last(); k != nil && len(all) < recentBlocks; k, v = c.Prev() {
+			r, err := decodeBlock(v)
+			if err != nil {
+				return fmt.Errorf("block %x: %w", k, err)
+			}
+			all = append(all, r)
+		}
+		slices.Reverse(all)
+		st.recent = all
+		// The tables as of the slots committed after their files.
+		for k, v := c.Seek(u64be(tableSlot(s.sigs.meta) + 1)); k != nil; k, v = c.Next() {
 			r, err := decodeBlock(v)
 			if err != nil {
 				return fmt.Errorf("block %x: %w", k, err)
 			}
 			for i, sig := range r.Signatures {
-				s.sigs[sigPrefix(sig)] = packLoc(r.Slot, uint32(i))
+				s.sigs.set(sigPrefix(sig), packLoc(r.Slot, uint32(i)))
 			}
-			all = append(all, r)
-			if len(all) > 2*recentBlocks {
-				all = slices.Delete(all, 0, len(all)-recentBlocks)
+		}
+		pc := tx.Bucket(bucketAddrPost).Cursor()
+		for k, _ := pc.Seek(u64be(tableSlot(s.heads.meta) + 1)); k != nil; k, _ = pc.Next() {
+			if len(k) != 40 {
+				return fmt.Errorf("%w: address index key", errCorrupt)
 			}
-			return nil
-		})
-		if err != nil {
-			return err
+			s.heads.set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
 		}
-		if len(all) > recentBlocks {
-			all = all[len(all)-recentBlocks:]
-		}
-		st.recent = all
 		if len(st.recent) == 0 || st.recent[len(st.recent)-1].Slot != binary.BigEndian.Uint64(tipb) {
 			return fmt.Errorf("%w: tip block missing", errCorrupt)
 		}
@@ -272,6 +366,12 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	}
 	// Sorted inserts touch each B+tree page once.
 	slices.SortFunc(addrOrder, compareKeys)
+	prevs := make([]uint64, len(addrOrder))
+	s.mu.RLock()
+	for i, a := range addrOrder {
+		prevs[i], _ = s.heads.get(a)
+	}
+	s.mu.RUnlock()
 	blockVal := encodeBlock(f.record)
 	idxAdds := make([][]byte, len(f.indexAdds))
 	for i, e := range f.indexAdds {
@@ -316,19 +416,12 @@ func (s *boltStore) commit(f *frozenSlot) error {
 				return fmt.Errorf("transaction: %w", err)
 			}
 		}
-		heads := tx.Bucket(bucketAddrHead)
 		posts := tx.Bucket(bucketAddrPost)
 		posts.FillPercent = 1
-		for _, a := range addrOrder {
-			prev := heads.Get(a[:])
-			if prev == nil {
-				prev = make([]byte, 8) // slot 0 holds no transactions: none
-			}
-			v := append(append(make([]byte, 0, 8+len(byAddr[a])), prev...), byAddr[a]...)
+		for i, a := range addrOrder {
+			// Slot 0 holds no transactions: 0 means no previous posting.
+			v := append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(byAddr[a])), prevs[i]), byAddr[a]...)
 			if err := posts.Put(postKey(b.Slot, a), v); err != nil {
-				return fmt.Errorf("address index: %w", err)
-			}
-			if err := heads.Put(a[:], u64be(b.Slot)); err != nil {
 				return fmt.Errorf("address index: %w", err)
 			}
 		}
@@ -347,9 +440,16 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	}
 	s.mu.Lock()
 	for _, r := range b.Transactions {
-		s.sigs[sigPrefix(r.Signature)] = packLoc(r.Slot, r.Index)
+		s.sigs.set(sigPrefix(r.Signature), packLoc(r.Slot, r.Index))
 	}
+	for _, a := range addrOrder {
+		s.heads.set(a, b.Slot)
+	}
+	s.tip = b.Slot
 	s.mu.Unlock()
+	if err := s.saveTables(false); err != nil {
+		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+	}
 	return nil
 }
 
@@ -363,7 +463,7 @@ func (s *boltStore) location(sig solana.Signature) (*txLoc, error) {
 
 func (s *boltStore) tx(sig solana.Signature) (*TxRecord, error) {
 	s.mu.RLock()
-	loc, ok := s.sigs[sigPrefix(sig)]
+	loc, ok := s.sigs.get(sigPrefix(sig))
 	s.mu.RUnlock()
 	if !ok {
 		return nil, nil
@@ -482,8 +582,10 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 		var slot uint64
 		if before != nil && posts.Get(postKey(before.Slot, addr)) != nil {
 			slot = before.Slot
-		} else if h := tx.Bucket(bucketAddrHead).Get(addr[:]); len(h) == 8 {
-			slot = binary.BigEndian.Uint64(h)
+		} else {
+			s.mu.RLock()
+			slot, _ = s.heads.get(addr)
+			s.mu.RUnlock()
 		}
 		for slot != 0 && len(out) < limit {
 			v := posts.Get(postKey(slot, addr))
@@ -554,5 +656,9 @@ func (s *boltStore) putMeta(key string, val []byte) error {
 }
 
 func (s *boltStore) close() error {
-	return errors.Join(s.acc.close(), s.db.Close())
+	var errs []error
+	if s.sigs != nil && s.heads != nil {
+		errs = append(errs, s.saveTables(true), s.sigs.close(), s.heads.close())
+	}
+	return errors.Join(append(errs, s.acc.close(), s.db.Close())...)
 }

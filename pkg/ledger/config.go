@@ -118,6 +118,9 @@ type Config struct {
 	// accountSegmentBytes overrides accountSegmentBytes (tests use small
 	// segments to clean the account log often).
 	accountSegmentBytes int64
+	// tableRewriteMin overrides tableRewriteMin (tests rewrite the
+	// store's tables often).
+	tableRewriteMin int
 }
 
 // GenesisAccount is an account created at genesis.

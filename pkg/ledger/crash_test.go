@@ -67,7 +67,7 @@ func crashChild(dir string) {
 	// key directory is snapshotted all the time, so kills land in the
 	// middle of those too.
 	l, err := Open(Config{Name: "crash", DataDir: dir, SlotDuration: 10 * time.Millisecond, FinalityDepth: 4,
-		accountSegmentBytes: 8 << 10, AccountCacheSize: 8})
+		accountSegmentBytes: 8 << 10, AccountCacheSize: 8, tableRewriteMin: 64})
 	if err != nil {
 		fail(err)
 	}

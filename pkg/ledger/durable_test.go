@@ -98,7 +98,7 @@ func TestDurableLedgerMatchesMemory(t *testing.T) {
 	dir := t.TempDir()
 	faucet, identity := newKey(t), newKey(t)
 	durable := Config{Name: "twin", DataDir: dir, NoSync: true, FinalityDepth: 3, Genesis: w.genesis(), Faucet: faucet, Identity: identity,
-		AccountCacheSize: 16, accountSegmentBytes: 4 << 10}
+		AccountCacheSize: 16, accountSegmentBytes: 4 << 10, tableRewriteMin: 50}
 	mem := openTest(t, Config{Name: "twin", FinalityDepth: 3, Genesis: w.genesis(), Faucet: faucet, Identity: identity})
 	disk, err := Open(withManual(durable))
 	if err != nil {
@@ -209,6 +209,27 @@ func compareLedgers(t *testing.T, a, b *Ledger, w *twinWorld, step int) {
 		pb, _, err2 := b.ProgramAccounts(spl.TokenProgramID, c, ProgramQuery{})
 		if err1 != nil || err2 != nil || !slices.Equal(keysOf(pa), keysOf(pb)) {
 			t.Fatalf("step %d, %s: program index: %d vs %d (%v %v)", step, c, len(pa), len(pb), err1, err2)
+		}
+		if c != Processed {
+			// History: the same number of transactions per address, each
+			// found again by its signature (the signature index) and in the
+			// right order (the address chains).
+			for i, k := range w.wallets {
+				if i%5 != step%5 {
+					continue
+				}
+				ha, err1 := a.SignaturesForAddress(pubkeyOf(k), AddressQuery{}, c)
+				hb, err2 := b.SignaturesForAddress(pubkeyOf(k), AddressQuery{}, c)
+				if err1 != nil || err2 != nil || len(ha) != len(hb) {
+					t.Fatalf("step %d, %s: wallet %d history: %d vs %d transactions (%v %v)", step, c, i, len(ha), len(hb), err1, err2)
+				}
+				for j, r := range hb {
+					got, err := b.Transaction(r.Signature, c)
+					if err != nil || got == nil || got.Slot != r.Slot || (j > 0 && !(txLoc{r.Slot, r.Index}).less(txLoc{hb[j-1].Slot, hb[j-1].Index})) {
+						t.Fatalf("step %d, %s: transaction %s of wallet %d: %+v, %v", step, c, r.Signature, i, got, err)
+					}
+				}
+			}
 		}
 		la, _ := a.LargestAccounts(5, c, nil)
 		lb, _ := b.LargestAccounts(5, c, nil)

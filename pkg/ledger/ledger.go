@@ -171,7 +171,7 @@ func Open(cfg Config) (*Ledger, error) {
 	if cfg.DataDir == "" {
 		l.store = newMemStore()
 	} else {
-		s, err := openBoltStore(cfg.DataDir, cfg.NoSync, cfg.accountSegmentBytes)
+		s, err := openBoltStore(cfg.DataDir, cfg.NoSync, cfg.accountSegmentBytes, cfg.tableRewriteMin)
 		if err != nil {
 			l.verifier.stop()
 			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
