@@ -24,7 +24,8 @@ import (
 //	          (bank.go); written when an account gains an entry, which a
 //	          transfer between existing accounts never does
 //	blocks    slot (8 BE) -> encodeBlock (header, signatures, errors)
-//	txs       slot (8 BE) | index (4 BE) -> encodeTx
+//	txs       slot (8 BE) | index (4 BE) -> a compressed chunk of records
+//	          from that index on (txchunks.go)
 //	addrpost  slot (8 BE) | pubkey -> previous slot (8 BE) | indexes (uvarint)
 //	perf      slot (8 BE) -> encodePerfSample (getRecentPerformanceSamples)
 //
@@ -111,6 +112,8 @@ type boltStore struct {
 	heads *sortedTable[solana.PublicKey, uint64]
 	// tip is the newest committed slot.
 	tip uint64
+	// codec compresses transaction records.
+	codec *txCodec
 }
 
 func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin int) (*boltStore, error) {
@@ -185,6 +188,11 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin int) (*bo
 		rewriteMin = tableRewriteMin
 	}
 	s := &boltStore{db: db, acc: acc, noSync: noSync, rewriteMin: rewriteMin}
+	if s.codec, err = newTxCodec(); err != nil {
+		acc.close()
+		db.Close()
+		return nil, err
+	}
 	if s.sigs, err = openTable(filepath.Join(dir, "sigs"), sigCodec); err == nil {
 		s.heads, err = openTable(filepath.Join(dir, "heads"), headCodec)
 	}
@@ -345,13 +353,10 @@ func (s *boltStore) load() (*loadedState, error) {
 func (s *boltStore) commit(f *frozenSlot) error {
 	b := f.block
 	// Encode before taking bbolt's write lock.
-	txKeys := make([][]byte, len(b.Transactions))
-	txVals := make([][]byte, len(b.Transactions))
+	txKeys, txVals := s.codec.encodeChunks(b.Transactions)
 	byAddr := map[solana.PublicKey][]byte{}
 	var addrOrder []solana.PublicKey
-	for i, r := range b.Transactions {
-		txKeys[i] = locKey(r.Slot, r.Index)
-		txVals[i] = encodeTx(r)
+	for _, r := range b.Transactions {
 		tx, err := r.Transaction()
 		if err != nil {
 			return fmt.Errorf("commit slot %d: transaction %s: %w", b.Slot, r.Signature, err)
@@ -470,12 +475,11 @@ func (s *boltStore) tx(sig solana.Signature) (*TxRecord, error) {
 	}
 	var r *TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketTxs).Get(locKey(loc>>32, uint32(loc)))
-		if v == nil {
-			return fmt.Errorf("%w: transaction %s indexed but missing", errCorrupt, sig)
-		}
+		cr := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
 		var err error
-		r, err = decodeTx(v)
+		if r, err = cr.read(loc>>32, uint32(loc)); err == nil && r == nil {
+			err = fmt.Errorf("%w: transaction %s indexed but missing", errCorrupt, sig)
+		}
 		return err
 	})
 	if err != nil {
@@ -507,16 +511,10 @@ func (s *boltStore) block(slot uint64) (*blockRecord, error) {
 func (s *boltStore) blockTxs(slot uint64) ([]*TxRecord, error) {
 	var out []*TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		prefix := u64be(slot)
-		c := tx.Bucket(bucketTxs).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			r, err := decodeTx(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
-		}
-		return nil
+		cr := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
+		var err error
+		out, err = cr.block(slot)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read block %d transactions: %w", slot, err)
@@ -574,7 +572,7 @@ func (s *boltStore) perfSamples(limit int) ([]PerfSample, error) {
 func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxSlot uint64, limit int) ([]*TxRecord, error) {
 	var out []*TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		txs := tx.Bucket(bucketTxs)
+		txs := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
 		posts := tx.Bucket(bucketAddrPost)
 		// Start at before's slot when addr has a posting there (always the
 		// case when paging through addr's own results); otherwise at the
@@ -617,11 +615,10 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 					if until != nil && !until.less(loc) {
 						return nil
 					}
-					tv := txs.Get(locKey(loc.Slot, loc.Index))
-					if tv == nil {
-						return fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, loc.Slot, loc.Index)
+					r, err := txs.read(loc.Slot, loc.Index)
+					if err == nil && r == nil {
+						err = fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, loc.Slot, loc.Index)
 					}
-					r, err := decodeTx(tv)
 					if err != nil {
 						return err
 					}
@@ -659,6 +656,9 @@ func (s *boltStore) close() error {
 	var errs []error
 	if s.sigs != nil && s.heads != nil {
 		errs = append(errs, s.saveTables(true), s.sigs.close(), s.heads.close())
+	}
+	if s.codec != nil {
+		s.codec.close()
 	}
 	return errors.Join(append(errs, s.acc.close(), s.db.Close())...)
 }
