@@ -944,15 +944,12 @@ func (h *Handler) sendTransaction(ctx context.Context, p Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cfg struct {
-		Encoding            *string `json:"encoding"`
-		SkipPreflight       bool    `json:"skipPreflight"`
-		PreflightCommitment *string `json:"preflightCommitment"`
-		MaxRetries          *uint   `json:"maxRetries"`
-		MinContextSlot      *uint64 `json:"minContextSlot"`
-	}
-	if err := p.Config(1, &cfg); err != nil {
-		return nil, err
+	var cfg sendConfig
+	if !p.Has(1) || !parseSendConfig(p[1], &cfg) {
+		cfg = sendConfig{}
+		if err := p.Config(1, &cfg); err != nil {
+			return nil, err
+		}
 	}
 	raw, err := decodeWireTx(s, txEncodingParam(cfg.Encoding))
 	if err != nil {
