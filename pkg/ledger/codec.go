@@ -254,7 +254,12 @@ func decodeTokenBalances(d *decoder) []TokenBalance {
 
 // encodeTx encodes a landed transaction with its metadata.
 func encodeTx(r *TxRecord) []byte {
-	e := encoder{b: make([]byte, 0, 256+len(r.Raw)+64*len(r.Meta.Logs))}
+	return appendTx(make([]byte, 0, 256+len(r.Raw)+64*len(r.Meta.Logs)), r)
+}
+
+// appendTx appends encodeTx(r) to b.
+func appendTx(b []byte, r *TxRecord) []byte {
+	e := encoder{b: b}
 	e.u8(txFormat)
 	e.sig(r.Signature)
 	e.uvarint(r.Slot)

@@ -31,7 +31,10 @@ type txCodec struct {
 }
 
 func newTxCodec() (*txCodec, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	// The fastest level: it runs on the persister for every transaction,
+	// and the records' redundancy (repeated keys and log lines) is found
+	// by it as well.
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("transaction compressor: %w", err)
 	}
@@ -50,11 +53,11 @@ func (c *txCodec) close() {
 // encodeChunks encodes a block's transactions (in index order) as chunk
 // keys and values.
 func (c *txCodec) encodeChunks(txs []*TxRecord) (keys, vals [][]byte) {
-	var raw []byte
+	var raw, e []byte
 	for lo := 0; lo < len(txs); lo += txChunkRecords {
 		raw = raw[:0]
 		for _, r := range txs[lo:min(lo+txChunkRecords, len(txs))] {
-			e := encodeTx(r)
+			e = appendTx(e[:0], r)
 			raw = binary.AppendUvarint(raw, uint64(len(e)))
 			raw = append(raw, e...)
 		}
