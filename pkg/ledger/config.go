@@ -38,8 +38,10 @@ type Config struct {
 	// Name labels the ledger in logs and in the genesis hash, so two
 	// ledgers in one process (base layer and ephemeral rollup) differ.
 	Name string
-	// DataDir holds the bbolt database. Empty means in-memory: nothing
-	// survives Close.
+	// DataDir holds the ledger's files: ledger.db (bbolt: blocks,
+	// transactions, indexes), the account log in accounts/, and the
+	// signature and address tables (sigs, heads). Empty means in-memory:
+	// nothing survives Close.
 	DataDir string
 	// NoSync skips fsync on commit (bbolt NoSync). Faster, but a machine
 	// crash may lose recent slots. Ignored in memory.

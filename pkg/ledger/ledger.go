@@ -26,7 +26,7 @@ var ErrClosed = errors.New("ledger closed")
 // Ledger is an embedded Solana-style chain: a bank of accounts, a
 // transaction pipeline in Agave's order, a slot clock producing blocks with
 // chained blockhashes, processed/confirmed/finalized commitment, and
-// history, persisted to bbolt with one write transaction per slot.
+// history, persisted once per slot (an account log and bbolt).
 //
 // Several ledgers can run in one process (e.g. a base layer and an
 // ephemeral rollup); they share nothing.
