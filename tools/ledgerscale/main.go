@@ -6,7 +6,7 @@
 //   - transfers/s over JSON-RPC until confirmed: N pre-signed
 //     TransferChecked transactions from P funded payers to random accounts
 //     of the filled set, sent with sendTransaction (one HTTP request per
-//     transaction unless -batch, preflight at processed) from concurrent
+//     transaction, or -batch N per JSON-RPC batch, preflight at processed) from concurrent
 //     clients, the clock stopping when getSignatureStatuses shows every
 //     one confirmed; with p50/p99 from send to confirmed;
 //   - disk written per transfer: the server's write_bytes
@@ -66,7 +66,8 @@ type options struct {
 	accounts  []int
 	transfers int
 	clients   int
-	batch     int
+	batches   []int
+	batchCli  int
 	payers    int
 	restarts  int
 	idle      time.Duration
@@ -82,13 +83,22 @@ func main() {
 	flag.StringVar(&accounts, "accounts", "10000", "comma-separated token-account counts to fill to and measure at, ascending")
 	flag.IntVar(&o.transfers, "transfers", 100_000, "transfers per throughput measurement")
 	flag.IntVar(&o.clients, "clients", 32, "concurrent JSON-RPC clients sending the transfers")
-	flag.IntVar(&o.batch, "batch", 1, "sendTransaction calls per HTTP request (JSON-RPC batch) in the measurement")
+	var batches string
+	flag.StringVar(&batches, "batch", "1", "sendTransaction calls per HTTP request (JSON-RPC batch): comma-separated, one measurement each (e.g. 1,16)")
+	flag.IntVar(&o.batchCli, "batch-clients", 8, "concurrent clients for batched measurements (-batch above 1)")
 	flag.IntVar(&o.payers, "payers", 1024, "funded fee payers (fixed when the work directory is created)")
 	flag.IntVar(&o.restarts, "restarts", 3, "restarts to time at each size")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "idle time after the last restart before reading RSS")
 	flag.IntVar(&o.fillChunk, "fill-chunk", 40_000, "fill transactions signed per blockhash")
 	flag.StringVar(&extra, "serve-args", "", "extra arguments for ferry serve, space-separated")
 	flag.Parse()
+	for _, s := range strings.Split(batches, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fatalf("-batch: %q is not a positive number", s)
+		}
+		o.batches = append(o.batches, n)
+	}
 	for _, s := range strings.Split(accounts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
@@ -130,6 +140,7 @@ type fillState struct {
 // row is one size's measurements.
 type row struct {
 	Accounts       int       `json:"accounts"`
+	Batch          int       `json:"batch"`
 	Transfers      int       `json:"transfers"`
 	TPS            float64   `json:"tps"`
 	P50ms          float64   `json:"p50Ms"`
@@ -200,20 +211,33 @@ func run(o options) error {
 			}
 			fmt.Printf("filled to %d at %.0f tx/s\n", target, tps)
 		}
-		r.Load = loadAverage()
-		if err := w.measure(srv, st, target, o, &r); err != nil {
-			return fmt.Errorf("measure at %d: %w", target, err)
+		for i, batch := range o.batches {
+			if i > 0 {
+				r = row{Accounts: target}
+			}
+			r.Batch = batch
+			r.Load = loadAverage()
+			if err := w.measure(srv, st, target, batch, o, &r); err != nil {
+				return fmt.Errorf("measure at %d: %w", target, err)
+			}
+			if err := save(); err != nil {
+				return err
+			}
+			rows = append(rows, r)
 		}
-		if err := save(); err != nil {
+		// Restarts once per size, after every measurement.
+		last := &rows[len(rows)-1]
+		if err := srv.restarts(o.restarts, o.idle, last); err != nil {
 			return err
 		}
-		if err := srv.restarts(o.restarts, o.idle, &r); err != nil {
-			return err
+		for i := len(rows) - len(o.batches); i < len(rows)-1; i++ {
+			rows[i].RestartMs, rows[i].RestartCPUms, rows[i].IdleRSS = last.RestartMs, last.RestartCPUms, last.IdleRSS
 		}
-		rows = append(rows, r)
-		fmt.Printf("L=%d: %.0f tx/s, p50 %.0f ms, p99 %.0f ms, %.0f B written/transfer, %.1f server cpu-µs/transfer, peak RSS %s, ledger.db %s (%.0f B/tx over %d tx), restart %v ms (cpu %v ms), idle RSS %s, load %s\n",
-			r.Accounts, r.TPS, r.P50ms, r.P99ms, r.WritePerTx, r.ServerCPUus, mib(r.PeakRSS), mib(r.DBSize), r.BytesPerTx, r.StoredTxs,
-			r.RestartMs, r.RestartCPUms, mib(r.IdleRSS), r.Load)
+		for _, r := range rows[len(rows)-len(o.batches):] {
+			fmt.Printf("L=%d batch %d: %.0f tx/s, p50 %.0f ms, p99 %.0f ms, %.0f B written/transfer, %.1f server cpu-µs/transfer, peak RSS %s, ledger.db %s (%.0f B/tx over %d tx), restart %v ms (cpu %v ms), idle RSS %s, load %s\n",
+				r.Accounts, r.Batch, r.TPS, r.P50ms, r.P99ms, r.WritePerTx, r.ServerCPUus, mib(r.PeakRSS), mib(r.DBSize), r.BytesPerTx, r.StoredTxs,
+				r.RestartMs, r.RestartCPUms, mib(r.IdleRSS), r.Load)
+		}
 	}
 	printTable(rows)
 	b, _ := json.MarshalIndent(rows, "", "  ")
@@ -224,9 +248,9 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 func printTable(rows []row) {
 	var b strings.Builder
-	b.WriteString("\n| L accounts |")
+	b.WriteString("\n| L accounts (sends per request) |")
 	for _, r := range rows {
-		fmt.Fprintf(&b, " %d |", r.Accounts)
+		fmt.Fprintf(&b, " %d (%d) |", r.Accounts, r.Batch)
 	}
 	b.WriteString("\n|---|")
 	for range rows {
@@ -613,7 +637,7 @@ func (w *world) fill(url string, from, to, chunk int) (float64, error) {
 
 // measure sends o.transfers transfers to random filled accounts and
 // records throughput, latency, disk writes, CPU and peak RSS.
-func (w *world) measure(srv *server, st *fillState, filled int, o options, r *row) error {
+func (w *world) measure(srv *server, st *fillState, filled, batch int, o options, r *row) error {
 	if err := waitConfirmed(srv.rpc); err != nil {
 		return err
 	}
@@ -642,7 +666,11 @@ func (w *world) measure(srv *server, st *fillState, filled int, o options, r *ro
 		return fmt.Errorf("reset peak RSS: %w", err)
 	}
 	wb0, cpu0 := procWriteBytes(pid), procCPU(pid)
-	res, err := loadgen.Run(context.Background(), txs, loadgen.Options{URL: srv.rpc, Clients: o.clients, Batch: o.batch})
+	clients := o.clients
+	if batch > 1 {
+		clients = o.batchCli
+	}
+	res, err := loadgen.Run(context.Background(), txs, loadgen.Options{URL: srv.rpc, Clients: clients, Batch: batch})
 	if err != nil {
 		return err
 	}
