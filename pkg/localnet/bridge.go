@@ -90,6 +90,7 @@ func (b *bridge) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			b.saveScanned()
 			return
 		case blk, ok := <-baseBlocks:
 			if !ok {
@@ -116,6 +117,25 @@ func (b *bridge) run(ctx context.Context) {
 		} else {
 			b.lastErr, b.errCount = "", 0
 		}
+	}
+}
+
+// shutdownFlush bounds how long saving the scan position may delay a
+// shutdown.
+const shutdownFlush = 5 * time.Second
+
+// saveScanned records, at shutdown, how far base history was scanned
+// without work, so the next start does not read those blocks again (the
+// ephemeral ledger is still open: the pair closes it after the bridge).
+func (b *bridge) saveScanned() {
+	st, err := b.bridgeState()
+	if err != nil || !st.Cursor.Less(b.scanned) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownFlush)
+	defer cancel()
+	if err := b.flushCursor(ctx, b.scanned); err != nil {
+		b.log.Warn("could not save the validator's base cursor at shutdown", "err", err)
 	}
 }
 
