@@ -3,47 +3,62 @@ package rpcserver
 import (
 	"context"
 	"errors"
+
+	"github.com/ferry-sh/ferry/pkg/devchain"
+	"github.com/ferry-sh/ferry/pkg/ledger"
 )
 
 // MethodHaltLedger is the cheat method that halts a development node as a
-// full disk would (ledger.Ledger.FailCommits): every later slot commit
-// fails, nothing more becomes confirmed, /health and getHealth report it,
-// and the payments API answers LEDGER_HALTED. It lets an application test
-// its handling of a halted node; restarting ferry serve recovers, from the
-// last durable slot.
-const MethodHaltLedger = "ferry_haltLedger"
+// full disk would (devchain.Node.Halt).
+const MethodHaltLedger = devchain.MethodHaltLedger
 
-// DefaultHaltReason is the failure a halted node reports when
-// ferry_haltLedger names none.
-const DefaultHaltReason = "simulated disk full (ferry_haltLedger)"
+// EnableDevMethods registers a development node's cheatcodes and rollup
+// controls (devchain.Node.Methods, devchain.Rollup.Methods) under each of
+// their names. Like the faucet they are local-only: browsers may call them
+// only from Options.FaucetOrigins. A node that never calls it (a gateway,
+// or ferry serve --no-cheatcodes) answers -32601 Method not found.
+func (h *Handler) EnableDevMethods(methods []devchain.Method) {
+	for _, m := range methods {
+		call := m.Call
+		rpc := func(ctx context.Context, p Params) (any, error) {
+			res, err := call(ctx, p)
+			if err != nil {
+				return nil, devError(err)
+			}
+			if res.Context {
+				return h.wrap(res.Slot, res.Value), nil
+			}
+			return res.Value, nil
+		}
+		for _, name := range m.Names {
+			h.HandleLocalOnly(name, rpc)
+		}
+	}
+}
 
-// maxHaltReason bounds the reason a caller may give (it is logged and
-// echoed by /health).
-const maxHaltReason = 200
+// devError turns a cheatcode's refusal into its JSON-RPC error; parameter
+// errors of Params are already *Error.
+func devError(err error) error {
+	var de *devchain.Error
+	if errors.As(err, &de) {
+		return &Error{Code: de.Code, Message: de.Message, Data: de.Data}
+	}
+	return err
+}
 
-// EnableDevMethods registers the development cheat methods of a local
-// node: ferry_haltLedger [{"reason"?: string}] returns the reason the
-// node will report. Like the faucet they are local-only (browsers may call
-// them only from allowed origins).
-func (h *Handler) EnableDevMethods() {
-	h.HandleLocalOnly(MethodHaltLedger, func(_ context.Context, p Params) (any, error) {
-		if err := p.Count(0, 1); err != nil {
+// AccountEncoder renders accounts for the cheatcodes exactly as
+// getAccountInfo does (jsonParsed token accounts read their mint at
+// processed commitment).
+func (h *Handler) AccountEncoder() devchain.AccountEncoder {
+	return func(a *ledger.Account, enc string) (any, error) {
+		ui, err := encodeAccount(a, enc, nil, h.mintReader(ledger.Processed))
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return nil, &devchain.Error{Code: e.Code, Message: e.Message, Data: e.Data}
+			}
 			return nil, err
 		}
-		var cfg struct {
-			Reason string `json:"reason"`
-		}
-		if err := p.Config(0, &cfg); err != nil {
-			return nil, err
-		}
-		if len(cfg.Reason) > maxHaltReason {
-			return nil, InvalidParam("Invalid param: reason longer than %d bytes", maxHaltReason)
-		}
-		reason := cfg.Reason
-		if reason == "" {
-			reason = DefaultHaltReason
-		}
-		h.l.FailCommits(errors.New(reason))
-		return map[string]string{"halting": reason}, nil
-	})
+		return ui, nil
+	}
 }
