@@ -586,7 +586,7 @@ func (lg *accountLog) apply() error {
 func (lg *accountLog) snapshot() error {
 	lg.mu.RLock()
 	pos := lg.head
-	nt, err := lg.keydir.write(lg.keydirMeta(pos), !lg.noSync)
+	nt, err := lg.keydir.write(lg.keydirMeta(pos), !lg.noSync, nil)
 	lg.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("snapshot key directory: %w", err)

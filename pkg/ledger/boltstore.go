@@ -65,6 +65,10 @@ const (
 	metaAccountLog = "acclog"
 	// metaCapital is the supply after the tip slot (8 LE).
 	metaCapital = "capital"
+	// metaFirst is the oldest slot whose history is kept, then the
+	// number of transactions in the slots pruned before it (8 BE each;
+	// absent: nothing pruned).
+	metaFirst = "first"
 	// accountLogDir is the account log's directory in the data directory.
 	accountLogDir = "accounts"
 	// storeFormat identifies this layout; a data directory written with
@@ -112,6 +116,10 @@ type boltStore struct {
 	heads *sortedTable[solana.PublicKey, uint64]
 	// tip is the newest committed slot.
 	tip uint64
+	// first is the oldest slot whose history is kept and prunedTxs the
+	// number of transactions in the slots before it (prune.go). The
+	// persister writes them; readers load first under mu.
+	first, prunedTxs uint64
 	// codec compresses transaction records.
 	codec *txCodec
 }
@@ -219,7 +227,8 @@ func (s *boltStore) saveTables(force bool) error {
 	due := func(c, n int) bool { return (force && c > 0) || c >= max(n/2, s.rewriteMin) }
 	if due(s.sigs.changes(), s.sigs.entries()) {
 		s.mu.RLock()
-		nt, err := s.sigs.write(meta, !s.noSync)
+		// Signatures of pruned slots are left out.
+		nt, err := s.sigs.write(meta, !s.noSync, func(_, loc uint64) bool { return loc>>32 >= s.first })
 		s.mu.RUnlock()
 		if err != nil {
 			return err
@@ -233,7 +242,8 @@ func (s *boltStore) saveTables(force bool) error {
 	}
 	if due(s.heads.changes(), s.heads.entries()) {
 		s.mu.RLock()
-		nt, err := s.heads.write(meta, !s.noSync)
+		// An address whose newest posting was pruned has no history left.
+		nt, err := s.heads.write(meta, !s.noSync, func(_ solana.PublicKey, slot uint64) bool { return slot >= s.first })
 		s.mu.RUnlock()
 		if err != nil {
 			return err
@@ -308,6 +318,12 @@ func (s *boltStore) load() (*loadedState, error) {
 			return fmt.Errorf("%w: supply", errCorrupt)
 		}
 		st = &loadedState{capital: binary.LittleEndian.Uint64(capb)}
+		if fb := tx.Bucket(bucketMeta).Get([]byte(metaFirst)); fb != nil {
+			if len(fb) != 16 {
+				return fmt.Errorf("%w: first kept slot", errCorrupt)
+			}
+			s.first, s.prunedTxs = binary.BigEndian.Uint64(fb), binary.BigEndian.Uint64(fb[8:])
+		}
 		s.tip = binary.BigEndian.Uint64(tipb)
 		// The recent blocks, newest first, then reversed.
 		c := tx.Bucket(bucketBlocks).Cursor()
@@ -469,15 +485,16 @@ func (s *boltStore) location(sig solana.Signature) (*txLoc, error) {
 func (s *boltStore) tx(sig solana.Signature) (*TxRecord, error) {
 	s.mu.RLock()
 	loc, ok := s.sigs.get(sigPrefix(sig))
+	first := s.first
 	s.mu.RUnlock()
-	if !ok {
-		return nil, nil
+	if !ok || loc>>32 < first {
+		return nil, nil // unknown, or pruned
 	}
 	var r *TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		cr := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
 		var err error
-		if r, err = cr.read(loc>>32, uint32(loc)); err == nil && r == nil {
+		if r, err = cr.read(loc>>32, uint32(loc)); err == nil && r == nil && !s.pruned(loc>>32) {
 			err = fmt.Errorf("%w: transaction %s indexed but missing", errCorrupt, sig)
 		}
 		return err
@@ -485,7 +502,7 @@ func (s *boltStore) tx(sig solana.Signature) (*TxRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read transaction %s: %w", sig, err)
 	}
-	if r.Signature != sig {
+	if r == nil || r.Signature != sig {
 		return nil, nil // a prefix collision
 	}
 	return r, nil
@@ -578,6 +595,12 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 		// case when paging through addr's own results); otherwise at the
 		// newest posting, walking down.
 		var slot uint64
+		s.mu.RLock()
+		first := s.first
+		s.mu.RUnlock()
+		if before != nil && before.Slot < first {
+			return nil
+		}
 		if before != nil && posts.Get(postKey(before.Slot, addr)) != nil {
 			slot = before.Slot
 		} else {
@@ -585,8 +608,13 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 			slot, _ = s.heads.get(addr)
 			s.mu.RUnlock()
 		}
-		for slot != 0 && len(out) < limit {
+		// Slot 0 holds no transactions; the chain ends there or where
+		// history was pruned.
+		for slot != 0 && slot >= first && len(out) < limit {
 			v := posts.Get(postKey(slot, addr))
+			if v == nil && s.pruned(slot) {
+				return nil // pruned while this read started
+			}
 			if len(v) < 8 {
 				return fmt.Errorf("%w: address index posting %d/%s", errCorrupt, slot, addr)
 			}
@@ -617,6 +645,9 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 					}
 					r, err := txs.read(loc.Slot, loc.Index)
 					if err == nil && r == nil {
+						if s.pruned(loc.Slot) {
+							return nil
+						}
 						err = fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, loc.Slot, loc.Index)
 					}
 					if err != nil {

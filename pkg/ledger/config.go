@@ -116,6 +116,16 @@ type Config struct {
 	// yet durable (default DefaultAccountCacheSize). Other accounts are
 	// read from the store when used.
 	AccountCacheSize int
+	// LimitLedgerSize, when non-zero, bounds the history kept (ferry
+	// serve --limit-ledger-size): whole slots are pruned from the oldest
+	// while every transaction in them is older than the newest
+	// LimitLedgerSize ones, and the slot is finalized and older than the
+	// last MaxProcessingAge+2 blocks. A pruned slot answers as a purged
+	// one does on Agave (prune.go). History may exceed the limit by a
+	// sixteenth before a pruning step runs, plus the slots that step
+	// keeps whole. Zero keeps all history, as solana-test-validator does
+	// without --limit-ledger-size. Accounts are never pruned.
+	LimitLedgerSize uint64
 
 	// accountSegmentBytes overrides accountSegmentBytes (tests use small
 	// segments to clean the account log often).

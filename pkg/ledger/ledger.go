@@ -579,6 +579,7 @@ func (l *Ledger) pruneFinalized() {
 // disk.
 func (l *Ledger) persist() {
 	defer close(l.persistDone)
+	var commits uint64
 	for f := range l.persistCh {
 		l.mu.RLock()
 		failed := l.failure != nil
@@ -616,6 +617,14 @@ func (l *Ledger) persist() {
 		}
 		final := l.finalized.slot
 		l.mu.Unlock()
+		commits++
+		if limit := l.cfg.LimitLedgerSize; limit > 0 && f.block.Slot > recentBlocks {
+			before := min(final, f.block.Slot-recentBlocks)
+			if err := l.store.prune(limit, f.record.TxCount, before, commits); err != nil {
+				// History stays as it was: the next commit tries again.
+				l.log.Warn("could not prune history", "err", err)
+			}
+		}
 		l.broadcast()
 		l.subs.publish(f.block)
 		if l.obs.active.Load() {

@@ -38,6 +38,13 @@ type store interface {
 	// until (if set), at most limit of them, all in slots <= maxSlot.
 	addressTxs(addr solana.PublicKey, before, until *txLoc, maxSlot uint64, limit int) ([]*TxRecord, error)
 	location(sig solana.Signature) (*txLoc, error)
+	// prune runs one history pruning step (prune.go): limit is
+	// Config.LimitLedgerSize, tipTxs the transactions landed up to the
+	// tip, only slots below before may go, and commits counts the
+	// commits so far. Called by the persister after a commit.
+	prune(limit, tipTxs, before, commits uint64) error
+	// firstSlot is the oldest slot whose history is kept.
+	firstSlot() uint64
 	getMeta(key string) ([]byte, error)
 	putMeta(key string, val []byte) error
 	close() error
@@ -85,6 +92,9 @@ type memStore struct {
 	byAddr map[solana.PublicKey][]*TxRecord // ascending by location
 	meta   map[string][]byte
 	perf   []PerfSample // ascending, at most MaxPerformanceSamples
+	// first is the oldest slot kept and prunedTxs the transactions in
+	// the slots pruned before it.
+	first, prunedTxs uint64
 }
 
 func newMemStore() *memStore {

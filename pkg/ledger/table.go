@@ -158,8 +158,9 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 
 // write writes the merged table with meta to the file and returns it
 // mapped; t is left as it was (readers may go on using it meanwhile) until
-// replace adopts the new one.
-func (t *sortedTable[K, V]) write(meta []byte, sync bool) (*sortedTable[K, V], error) {
+// replace adopts the new one. Entries for which keep returns false are
+// left out (nil keeps every entry).
+func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	c := t.codec
 	ks, e := c.keySize, c.entry()
 	type change struct {
@@ -191,14 +192,16 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool) (*sortedTable[K, V], e
 			}
 			switch {
 			case j == len(changed) || (fileKey != nil && bytes.Compare(fileKey, changed[j].key) < 0):
-				bw.Write(t.at(i))
+				if ent := t.at(i); keep == nil || keep(c.getKey(ent[:ks]), c.getVal(ent[ks:])) {
+					bw.Write(ent)
+					n++
+				}
 				i++
-				n++
 			default:
 				if fileKey != nil && bytes.Equal(fileKey, changed[j].key) {
 					i++
 				}
-				if !changed[j].ch.deleted {
+				if ch := changed[j].ch; !ch.deleted && (keep == nil || keep(c.getKey(changed[j].key), ch.v)) {
 					copy(buf, changed[j].key)
 					c.putVal(buf[ks:], changed[j].ch.v)
 					bw.Write(buf)

@@ -42,7 +42,7 @@ func TestSortedTable(t *testing.T) {
 		}
 		switch round % 3 {
 		case 1:
-			nt, err := tbl.write([]byte{byte(round)}, false)
+			nt, err := tbl.write([]byte{byte(round)}, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestSortedTable(t *testing.T) {
 				t.Fatal(err)
 			}
 		case 2:
-			nt, err := tbl.write([]byte{byte(round)}, false)
+			nt, err := tbl.write([]byte{byte(round)}, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
