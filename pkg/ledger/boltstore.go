@@ -201,14 +201,40 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin int) (*bo
 		db.Close()
 		return nil, err
 	}
-	if s.sigs, err = openTable(filepath.Join(dir, "sigs"), sigCodec); err == nil {
-		s.heads, err = openTable(filepath.Join(dir, "heads"), headCodec)
+	if s.sigs, err = openDerivedTable(dir, "sigs", sigCodec); err == nil {
+		s.heads, err = openDerivedTable(dir, "heads", headCodec)
 	}
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// openDerivedTable opens one of the tables load rebuilds from the
+// database (sigs, heads). The temporary files of a rewrite a kill
+// interrupted are removed. A damaged file (cut short by a machine crash
+// with NoSync) is removed too: the table is then rebuilt from all of
+// history, which the database holds.
+func openDerivedTable[K comparable, V any](dir, name string, c *tableCodec[K, V]) (*sortedTable[K, V], error) {
+	tmps, err := filepath.Glob(filepath.Join(dir, name+".tmp*"))
+	if err != nil {
+		return nil, err
+	}
+	for _, tmp := range tmps {
+		if err := os.Remove(tmp); err != nil {
+			return nil, fmt.Errorf("remove %s: %w", tmp, err)
+		}
+	}
+	path := filepath.Join(dir, name)
+	t, err := openTable(path, c)
+	if errors.Is(err, errCorrupt) {
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove damaged %s: %w", path, err)
+		}
+		return openTable(path, c)
+	}
+	return t, err
 }
 
 // tableSlot is the slot a table's file covers (its meta).
