@@ -58,7 +58,15 @@ func (b *bridge) baseToEphemeral(ctx context.Context) (bool, error) {
 		}
 	}
 	work := false
-	for slot := max(from.Slot, 1); slot <= tip; slot++ {
+	start := max(from.Slot, 1)
+	if first := b.p.Base.FirstAvailableBlock(); start < first && start <= tip {
+		// History pruned (--limit-ledger-size) before the validator walked
+		// it, e.g. while the rollup was halted: those slots are gone.
+		b.log.Warn("base history was pruned before the validator walked it; eSPL transactions in those slots are not acted on",
+			"from", start, "firstAvailable", first)
+		start = first
+	}
+	for slot := start; slot <= tip; slot++ {
 		if err := ctx.Err(); err != nil {
 			return work, err
 		}
