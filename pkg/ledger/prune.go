@@ -139,6 +139,10 @@ func (s *boltStore) prune(limit, tipTxs, before uint64, commits uint64) error {
 		return tx.Bucket(bucketMeta).Put([]byte(metaFirst), v)
 	})
 	if err != nil {
+		// Nothing was deleted: what readers were kept from is still there.
+		s.mu.Lock()
+		s.first, s.prunedTxs = cur.first, cur.prunedTxs
+		s.mu.Unlock()
 		return fmt.Errorf("prune history below slot %d: %w", plan.first, err)
 	}
 	return nil
