@@ -47,6 +47,7 @@ type options struct {
 	erSlotTime    time.Duration
 	finalityDepth int
 	noSync        bool
+	limitLedger   uint64
 	noDemo        bool
 	noCheatcodes  bool
 	routes        []string
@@ -94,7 +95,12 @@ payments) and funded demo wallets whose keypair files live in the data
 directory, and prints them with every endpoint. State is kept in --data
 (default $FERRY_HOME/localnet, else the user data directory, e.g.
 ~/.local/share/ferry/localnet) and a restart continues where it stopped;
---reset starts over, --in-memory keeps nothing.
+--reset starts over, --in-memory keeps nothing. History (blocks and
+transactions) is kept whole unless --limit-ledger-size N bounds it: each
+chain node then keeps the slots holding its newest N transactions (and
+always the last 152 blocks), and older ones answer as purged slots do on a
+Solana validator (getBlock error -32001, getTransaction null); accounts are
+never pruned.
 
 The base node also answers local-only faucet methods: requestAirdrop,
 ferry_faucetInfo, ferry_createMint and ferry_mintTo (what "ferry airdrop"
@@ -182,6 +188,7 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
 	fl.DurationVar(&o.erSlotTime, "ephemeral-slot-time", localnet.DefaultEphemeralSlot, "ephemeral rollup slot duration")
 	fl.IntVar(&o.finalityDepth, "finality-depth", ledger.DefaultFinalityDepth, "slots on top of a confirmed slot before it is finalized")
 	fl.BoolVar(&o.noSync, "no-sync", false, "do not fsync each slot (faster; a machine crash may lose recent slots)")
+	fl.Uint64Var(&o.limitLedger, "limit-ledger-size", 0, "keep the history of only about this many newest transactions per chain node, pruning older slots (0: keep all; accounts are never pruned)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
 	fl.BoolVar(&o.noCheatcodes, "no-cheatcodes", false, "leave out the development cheatcodes and rollup controls (ferry dev, dev.* MCP tools, ferry_haltLedger)")
 	fl.StringArrayVar(&o.routes, "route", nil, "gateway mode: a rollup node for the router, URL or IDENTITY=URL (repeatable; default: MagicBlock's public nodes)")
@@ -298,7 +305,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		DataDir: dataDir, Reset: o.reset,
 		APIAddr: o.apiAddr, RPCAddr: o.rpcAddr, EphemeralAddr: o.ephemeralAddr, RouterAddr: o.routerAddr, AddrFile: o.addrFile,
 		WSAddr: o.wsAddr, EphemeralWSAddr: o.erWSAddr,
-		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync,
+		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync, LimitLedgerSize: o.limitLedger,
 		Demo: server.DemoOptions{Disabled: o.noDemo}, NoCheatcodes: o.noCheatcodes, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
 		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },
 		Limits:           server.Limits{MaxConns: o.maxConns, ReadTimeout: o.readTimeout, IdleTimeout: o.idleTimeout},

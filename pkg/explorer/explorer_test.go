@@ -257,12 +257,15 @@ func TestViews(t *testing.T) {
 	}
 
 	// Alice's private rollup balance is hidden from the explorer (an
-	// anonymous reader), as from anyone but her.
+	// anonymous reader), as from anyone but her. Between the delegation
+	// on base and the validator's clone the rollup has no such account
+	// yet (shown as a visible 0), so this waits for the clone: a balance
+	// that stays visible times out here.
 	var av explorer.AccountView
-	waitFor(t, "alice's private balance", func() bool {
+	waitFor(t, "alice's private balance, hidden", func() bool {
 		av = explorer.AccountView{}
 		get(t, api+explorer.PathAccount+"?address="+alice.Address, &av)
-		return len(av.PrivateBalances) == 1 && av.PrivateBalances[0].Delegated
+		return len(av.PrivateBalances) == 1 && av.PrivateBalances[0].Delegated && !av.PrivateBalances[0].Visible
 	})
 	if pb := av.PrivateBalances[0]; pb.Visible || pb.Amount != "" || pb.Mint != info.Demo.Mint {
 		t.Fatalf("alice's private balance shown to an anonymous reader: %+v", pb)

@@ -28,7 +28,9 @@ type applyWriter struct {
 func (w *applyWriter) Get(key solana.PublicKey) *Account {
 	a, ok := w.writes[key]
 	if !ok {
-		a = w.l.accounts[key]
+		w.l.mu.RLock()
+		a = w.l.bank.get(key)
+		w.l.mu.RUnlock()
 	}
 	if a == nil {
 		return nil
@@ -81,7 +83,7 @@ func (l *Ledger) Apply(ctx context.Context, fn func(AccountWriter) error) (uint6
 		rec := make([]AccountWrite, len(w.order))
 		for i, k := range w.order {
 			l.put(k, w.writes[k])
-			rec[i] = AccountWrite{Key: k, Account: l.accounts[k]}
+			rec[i] = AccountWrite{Key: k, Account: l.bank.get(k)}
 		}
 		l.working.applied = append(l.working.applied, rec)
 		l.mu.Unlock()

@@ -15,17 +15,16 @@ import (
 // Callers hold mu and run on the slot loop; a must not be modified
 // afterwards.
 func (l *Ledger) put(key solana.PublicKey, a *Account) {
-	old := l.accounts[key]
+	old := l.bank.get(key)
 	if _, ok := l.working.pre[key]; !ok {
 		l.working.pre[key] = old
 	}
 	if a == nil || a.Lamports == 0 {
-		delete(l.accounts, key)
 		a = nil
 	} else {
 		a.RentEpoch = l.rentEpochOf(a)
-		l.accounts[key] = a
 	}
+	l.bank.set(key, a)
 	// The running total is what getSupply reports; keeping it here spares
 	// a scan of every account per request.
 	if old != nil {
@@ -61,7 +60,7 @@ func (l *Ledger) accountAt(key solana.PublicKey, cutoff uint64) *Account {
 			return a
 		}
 	}
-	return l.accounts[key]
+	return l.bank.get(key)
 }
 
 // Account returns an account at a commitment level, or nil if it does not
@@ -111,7 +110,7 @@ type TokenFilter struct {
 // TokenAccountsByOwner lists the initialized token accounts (SPL Token and
 // Token-2022) whose token owner is owner, sorted by address.
 func (l *Ledger) TokenAccountsByOwner(owner solana.PublicKey, f TokenFilter, c Commitment) ([]KeyedAccount, uint64) {
-	return l.tokenAccounts(l.owners, owner, c, func(ta *tokenKeys, a *Account) bool {
+	return l.tokenAccounts(byTokenOwner, owner, c, func(ta *tokenKeys, a *Account) bool {
 		return ta.owner == owner && f.matches(ta, a)
 	})
 }
@@ -119,7 +118,7 @@ func (l *Ledger) TokenAccountsByOwner(owner solana.PublicKey, f TokenFilter, c C
 // TokenAccountsByDelegate lists the initialized token accounts whose
 // approved delegate is delegate, sorted by address.
 func (l *Ledger) TokenAccountsByDelegate(delegate solana.PublicKey, f TokenFilter, c Commitment) ([]KeyedAccount, uint64) {
-	return l.tokenAccounts(l.delegates, delegate, c, func(ta *tokenKeys, a *Account) bool {
+	return l.tokenAccounts(byDelegate, delegate, c, func(ta *tokenKeys, a *Account) bool {
 		return ta.hasDelegate && ta.delegate == delegate && f.matches(ta, a)
 	})
 }
@@ -131,15 +130,15 @@ func (f TokenFilter) matches(ta *tokenKeys, a *Account) bool {
 // TokenAccountsByMint lists the initialized token accounts of a mint,
 // sorted by address.
 func (l *Ledger) TokenAccountsByMint(mint solana.PublicKey, c Commitment) ([]KeyedAccount, uint64) {
-	return l.tokenAccounts(l.mints, mint, c, func(ta *tokenKeys, _ *Account) bool { return ta.mint == mint })
+	return l.tokenAccounts(byMint, mint, c, func(ta *tokenKeys, _ *Account) bool { return ta.mint == mint })
 }
 
-func (l *Ledger) tokenAccounts(idx keyIndex, k solana.PublicKey, c Commitment, keep func(*tokenKeys, *Account) bool) ([]KeyedAccount, uint64) {
+func (l *Ledger) tokenAccounts(kind indexKind, k solana.PublicKey, c Commitment, keep func(*tokenKeys, *Account) bool) ([]KeyedAccount, uint64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
 	var out []KeyedAccount
-	idx.each(k, func(key solana.PublicKey) {
+	l.eachIndexed(kind, k, func(key solana.PublicKey) {
 		a := l.accountAt(key, cut)
 		if ta, ok := tokenKeysOf(a); ok && keep(&ta, a) {
 			out = append(out, KeyedAccount{Key: key, Account: a})
@@ -289,10 +288,15 @@ type indexRemoval struct {
 	by, key solana.PublicKey
 }
 
-// indexAccount indexes an account loaded at startup (from the store or
-// genesis) and adds it to the supply; nothing older can be read, so the
-// loaded state is also the base of commitment reads.
+// indexAccount indexes a genesis account (in memory; a durable store
+// indexes it with the genesis commit) and adds it to the supply; nothing
+// older can be read, so genesis is also the base of commitment reads.
 func (l *Ledger) indexAccount(key solana.PublicKey, a *Account) {
+	l.capital += a.Lamports
+	l.capBase = l.capital
+	if l.diskIndex {
+		return
+	}
 	if ownerIndexed(a.Owner) {
 		l.programs.add(a.Owner, key)
 	}
@@ -303,15 +307,128 @@ func (l *Ledger) indexAccount(key solana.PublicKey, a *Account) {
 			l.delegates.add(t.delegate, key)
 		}
 	}
-	l.capital += a.Lamports
-	l.capBase = l.capital
+}
+
+// indexEntry is one entry of a secondary index: account key has by
+// (its owning program, token owner, mint or delegate).
+type indexEntry struct {
+	kind    indexKind
+	by, key solana.PublicKey
+}
+
+// appendIndexEntries appends the index entries of an account's value.
+func appendIndexEntries(out []indexEntry, key solana.PublicKey, a *Account) []indexEntry {
+	if a == nil {
+		return out
+	}
+	if ownerIndexed(a.Owner) {
+		out = append(out, indexEntry{byProgram, a.Owner, key})
+	}
+	if t, ok := tokenKeysOf(a); ok {
+		out = append(out, indexEntry{byTokenOwner, t.owner, key}, indexEntry{byMint, t.mint, key})
+		if t.hasDelegate {
+			out = append(out, indexEntry{byDelegate, t.delegate, key})
+		}
+	}
+	return out
+}
+
+// slotIndexAdds lists the index entries a frozen slot added: those of
+// each written account's final value that its value before the slot did
+// not have. A durable store writes them with the slot. Called by the
+// slot loop.
+func (l *Ledger) slotIndexAdds(w *slotState, writes []AccountWrite) []indexEntry {
+	var adds, before, after []indexEntry
+	for _, wr := range writes {
+		old := w.pre[wr.Key]
+		if old != nil && wr.Account != nil && old.Owner == wr.Account.Owner && !tokenIndexChanged(old, wr.Account) {
+			continue // the common case: a balance change
+		}
+		before = appendIndexEntries(before[:0], wr.Key, old)
+		after = appendIndexEntries(after[:0], wr.Key, wr.Account)
+		for _, e := range after {
+			if !slices.Contains(before, e) {
+				adds = append(adds, e)
+			}
+		}
+	}
+	return adds
+}
+
+// tokenIndexChanged reports whether two values of an account differ in
+// what the token indexes read: whether each is a token account, its mint,
+// owner and delegate.
+func tokenIndexChanged(old, a *Account) bool {
+	ot, wasToken := tokenKeysOf(old)
+	nt, isToken := tokenKeysOf(a)
+	return wasToken != isToken || ot != nt
+}
+
+// indexOf is the in-memory index of a kind.
+func (l *Ledger) indexOf(kind indexKind) keyIndex {
+	switch kind {
+	case byTokenOwner:
+		return l.owners
+	case byMint:
+		return l.mints
+	case byDelegate:
+		return l.delegates
+	}
+	return l.programs
+}
+
+// eachIndexed calls fn for every account the index of kind lists under
+// by (stale entries included; callers check the account). Callers hold
+// mu.
+func (l *Ledger) eachIndexed(kind indexKind, by solana.PublicKey, fn func(solana.PublicKey)) {
+	idx := l.indexOf(kind)
+	if !l.diskIndex {
+		idx.each(by, fn)
+		return
+	}
+	var seen map[solana.PublicKey]bool
+	if n := idx.size(by); n > 0 {
+		seen = make(map[solana.PublicKey]bool, n)
+		idx.each(by, func(k solana.PublicKey) {
+			seen[k] = true
+			fn(k)
+		})
+	}
+	err := l.store.indexEach(kind, by, func(k solana.PublicKey) {
+		if !seen[k] {
+			fn(k)
+		}
+	})
+	if err != nil {
+		l.bank.failure.CompareAndSwap(nil, &err)
+	}
+}
+
+// indexSize estimates how many accounts eachIndexed visits.
+func (l *Ledger) indexSize(kind indexKind, by solana.PublicKey) int {
+	n := l.indexOf(kind).size(by)
+	if l.diskIndex {
+		n += 64
+	}
+	return n
+}
+
+// indexAdd adds an entry to an in-memory index. A durable ledger's
+// in-memory indexes hold only what slots not yet finalized added, so the
+// working slot remembers the entry and finalizeSlot drops it again (the
+// store has it by then). Callers hold mu.
+func (l *Ledger) indexAdd(kind indexKind, by, key solana.PublicKey) {
+	l.indexOf(kind).add(by, key)
+	if l.diskIndex {
+		l.working.indexAdds = append(l.working.indexAdds, indexEntry{kind, by, key})
+	}
 }
 
 // reindex updates the secondary indexes for a write. Callers hold mu.
 func (l *Ledger) reindex(key solana.PublicKey, old, a *Account) {
 	w := l.working
 	if a != nil && (old == nil || old.Owner != a.Owner) && ownerIndexed(a.Owner) {
-		l.programs.add(a.Owner, key)
+		l.indexAdd(byProgram, a.Owner, key)
 	}
 	if old != nil && (a == nil || a.Owner != old.Owner) && ownerIndexed(old.Owner) {
 		w.removals = append(w.removals, indexRemoval{kind: byProgram, by: old.Owner, key: key})
@@ -324,10 +441,10 @@ func (l *Ledger) reindex(key solana.PublicKey, old, a *Account) {
 	ot, wasToken := tokenKeysOf(old)
 	nt, isToken := tokenKeysOf(a)
 	if isToken {
-		l.owners.add(nt.owner, key)
-		l.mints.add(nt.mint, key)
+		l.indexAdd(byTokenOwner, nt.owner, key)
+		l.indexAdd(byMint, nt.mint, key)
 		if nt.hasDelegate {
-			l.delegates.add(nt.delegate, key)
+			l.indexAdd(byDelegate, nt.delegate, key)
 		}
 	}
 	if !wasToken {
@@ -352,6 +469,23 @@ func (l *Ledger) reindex(key solana.PublicKey, old, a *Account) {
 // hold mu.
 func (l *Ledger) finalizeSlot(d *slotState, later []*slotState) {
 	l.capBase = d.capAfter
+	// The entries the slot added are in the store now; the in-memory
+	// index keeps one only while a later slot (whose reads may not be
+	// durable yet) wrote the account.
+	for _, e := range d.indexAdds {
+		var toucher *slotState
+		for _, ld := range later {
+			if _, ok := ld.pre[e.key]; ok {
+				toucher = ld
+			}
+		}
+		if toucher != nil {
+			toucher.indexAdds = append(toucher.indexAdds, e)
+			continue
+		}
+		l.indexOf(e.kind).remove(e.by, e.key)
+	}
+	d.indexAdds = nil
 	for _, r := range d.removals {
 		var toucher *slotState
 		for _, ld := range later {
@@ -366,15 +500,9 @@ func (l *Ledger) finalizeSlot(d *slotState, later []*slotState) {
 		if l.stillIndexed(r) {
 			continue
 		}
-		switch r.kind {
-		case byProgram:
-			l.programs.remove(r.by, r.key)
-		case byTokenOwner:
-			l.owners.remove(r.by, r.key)
-		case byMint:
-			l.mints.remove(r.by, r.key)
-		case byDelegate:
-			l.delegates.remove(r.by, r.key)
+		l.indexOf(r.kind).remove(r.by, r.key)
+		if l.diskIndex {
+			l.idxDeletes = append(l.idxDeletes, indexEntry(r))
 		}
 	}
 	d.removals = nil
@@ -383,7 +511,7 @@ func (l *Ledger) finalizeSlot(d *slotState, later []*slotState) {
 // stillIndexed reports whether the account's current value still has the
 // key the removal would drop it from.
 func (l *Ledger) stillIndexed(r indexRemoval) bool {
-	a := l.accounts[r.key]
+	a := l.bank.get(r.key)
 	if r.kind == byProgram {
 		return a != nil && a.Owner == r.by
 	}

@@ -16,73 +16,126 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// Bucket layout:
+// Bucket layout (accounts live in the account log, acclog.go):
 //
-//	meta      name -> value (format, tip slot, genesis data, keys)
-//	accounts  pubkey -> encodeAccount
+//	meta      name -> value (format, tip slot, genesis data, keys, the
+//	          account log's end, the supply)
+//	index     kind (1) | by | account -> nothing: the secondary indexes
+//	          (bank.go); written when an account gains an entry, which a
+//	          transfer between existing accounts never does
 //	blocks    slot (8 BE) -> encodeBlock (header, signatures, errors)
-//	txs       slot (8 BE) | index (4 BE) -> encodeTx
+//	txs       slot (8 BE) | index (4 BE) -> a compressed chunk of records
+//	          from that index on (txchunks.go)
 //	addrpost  slot (8 BE) | pubkey -> previous slot (8 BE) | indexes (uvarint)
-//	addrhead  pubkey -> newest slot (8 BE) with a posting for pubkey
 //	perf      slot (8 BE) -> encodePerfSample (getRecentPerformanceSamples)
 //
 // Every key that grows with history starts with the slot, so a slot's
 // commit appends at the right edge of those trees and dirties few pages
 // however long the history is. Randomly keyed trees would make each
 // commit rewrite pages all over an ever larger tree; the two lookups that
-// need a random key are served differently:
+// need a random key are served by sortedTables (table.go), files beside
+// the database rewritten whole once enough changed since the last one
+// (so their cost per change does not grow with their size), which a
+// restart rebuilds by replaying the committed slots after the slot they
+// cover:
 //
-//   - getSignaturesForAddress walks a per-address chain of postings: the
-//     head table (bounded by the number of addresses, not by history)
-//     names the newest slot, each posting the previous one;
-//   - signature lookups use sigIndex, an in-memory map rebuilt at open
-//     from the block records, which list every signature.
+//   - heads: address -> newest slot with a posting for it; a
+//     getSignaturesForAddress walk starts there and follows each
+//     posting's previous slot (replayed from addrpost);
+//   - sigs: first 8 bytes of a signature -> slot << 32 | index (replayed
+//     from the block records, which list every signature).
 var (
 	bucketMeta     = []byte("meta")
-	bucketAccounts = []byte("accounts")
+	bucketIndex    = []byte("index")
 	bucketBlocks   = []byte("blocks")
 	bucketTxs      = []byte("txs")
 	bucketAddrPost = []byte("addrpost")
-	bucketAddrHead = []byte("addrhead")
 	// bucketPerf was added after storeFormat ferry-ledger-2 was fixed;
 	// open creates it in older data directories, which read as having no
 	// samples yet.
 	bucketPerf = []byte("perf")
-	allBuckets = [][]byte{bucketMeta, bucketAccounts, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrHead, bucketPerf}
+	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketPerf}
 )
 
 const (
 	dbFileName = "ledger.db"
 	metaTip    = "tip"
 	metaFormat = "format"
+	// metaAccountLog is the account log's end after the tip slot.
+	metaAccountLog = "acclog"
+	// metaCapital is the supply after the tip slot (8 LE).
+	metaCapital = "capital"
+	// metaFirst is the oldest slot whose history is kept, then the
+	// number of transactions in the slots pruned before it (8 BE each;
+	// absent: nothing pruned).
+	metaFirst = "first"
+	// accountLogDir is the account log's directory in the data directory.
+	accountLogDir = "accounts"
 	// storeFormat identifies this layout; a data directory written with
 	// another one is refused rather than misread.
-	storeFormat = "ferry-ledger-2"
+	storeFormat = "ferry-ledger-3"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
+	// tableRewriteMin: a sortedTable of the store is rewritten once it has
+	// this many changes, or half its entries if more.
+	tableRewriteMin = 1 << 16
 )
 
-type boltStore struct {
-	db *bolt.DB
-	// sigs maps the first 8 bytes of each landed signature to its
-	// location (slot << 32 | index). A lookup checks the full signature in
-	// the record, so a prefix collision can only hide a transaction, never
-	// return the wrong one (at a probability of about n²/2⁶⁵).
-	mu   sync.RWMutex
-	sigs map[uint64]uint64
+// sigCodec lays out the signature index: the signature's first 8 bytes
+// (BE, so they sort as bytes) -> slot << 32 | index.
+var sigCodec = &tableCodec[uint64, uint64]{
+	magic: "ferry-sigs-1\n\x00\x00\x00", keySize: 8, valSize: 8,
+	putKey: func(b []byte, k uint64) { binary.BigEndian.PutUint64(b, k) },
+	getKey: func(b []byte) uint64 { return binary.BigEndian.Uint64(b) },
+	putVal: func(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) },
+	getVal: func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) },
 }
 
-func openBoltStore(dir string, noSync bool) (*boltStore, error) {
+// headCodec lays out the address heads: address -> slot.
+var headCodec = &tableCodec[solana.PublicKey, uint64]{
+	magic: "ferry-heads-1\n\x00\x00", keySize: 32, valSize: 8,
+	putKey: func(b []byte, k solana.PublicKey) { copy(b, k[:]) },
+	getKey: func(b []byte) solana.PublicKey { return solana.PublicKeyFromBytes(b) },
+	putVal: func(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) },
+	getVal: func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) },
+}
+
+type boltStore struct {
+	db     *bolt.DB
+	acc    *accountLog
+	noSync bool
+	// rewriteMin is tableRewriteMin (tests make it smaller).
+	rewriteMin int
+	// mu guards the tables. sigs maps the first 8 bytes of each landed
+	// signature to its location. A lookup checks the full signature in
+	// the record, so a prefix collision can only hide a transaction, never
+	// return the wrong one (at a probability of about n²/2⁶⁵).
+	mu    sync.RWMutex
+	sigs  *sortedTable[uint64, uint64]
+	heads *sortedTable[solana.PublicKey, uint64]
+	// tip is the newest committed slot.
+	tip uint64
+	// first is the oldest slot whose history is kept and prunedTxs the
+	// number of transactions in the slots before it (prune.go). The
+	// persister writes them; readers load first under mu.
+	first, prunedTxs uint64
+	// codec compresses transaction records.
+	codec *txCodec
+}
+
+func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin int) (*boltStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dir, dbFileName)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: 2 * time.Second,
-		// The free list is rebuilt by scanning at open instead of being
-		// written on every commit: commits are the hot path, opens are rare.
-		NoFreelistSync:  true,
+		// The free list is written with every commit. It stays short,
+		// since every tree grows at its right edge (the accounts are in the
+		// log); without it every open would walk every page of the file,
+		// taking time and memory that grow with history.
+		NoFreelistSync:  false,
 		FreelistType:    bolt.FreelistMapType,
 		NoSync:          noSync,
 		InitialMmapSize: 256 << 20,
@@ -101,6 +154,8 @@ func openBoltStore(dir string, noSync bool) (*boltStore, error) {
 		switch f := meta.Get([]byte(metaFormat)); {
 		case f == nil && meta.Get([]byte(metaTip)) != nil:
 			return fmt.Errorf("the data was written by an older ferry; move it away to start afresh")
+		case f != nil && string(f) == "ferry-ledger-2":
+			return fmt.Errorf("the data was written by an older ferry (format %q, accounts in the database); move it away to start afresh", f)
 		case f != nil && string(f) != storeFormat:
 			return fmt.Errorf("unknown data format %q; move it away to start afresh", f)
 		case f == nil:
@@ -119,7 +174,141 @@ func openBoltStore(dir string, noSync bool) (*boltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("initialize %s: %w", path, err)
 	}
-	return &boltStore{db: db, sigs: map[uint64]uint64{}}, nil
+	var end logPos
+	err = db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketMeta).Get([]byte(metaAccountLog)); b != nil {
+			var err error
+			end, err = decodeLogPos(b)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("initialize %s: %w", path, err)
+	}
+	acc, err := openAccountLog(filepath.Join(dir, accountLogDir), end, noSync, segBytes)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if rewriteMin <= 0 {
+		rewriteMin = tableRewriteMin
+	}
+	s := &boltStore{db: db, acc: acc, noSync: noSync, rewriteMin: rewriteMin}
+	if s.codec, err = newTxCodec(); err != nil {
+		acc.close()
+		db.Close()
+		return nil, err
+	}
+	if s.sigs, err = openDerivedTable(dir, "sigs", sigCodec); err == nil {
+		s.heads, err = openDerivedTable(dir, "heads", headCodec)
+	}
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openDerivedTable opens one of the tables load rebuilds from the
+// database (sigs, heads). The temporary files of a rewrite a kill
+// interrupted are removed. A damaged file (cut short by a machine crash
+// with NoSync) is removed too: the table is then rebuilt from all of
+// history, which the database holds.
+func openDerivedTable[K comparable, V any](dir, name string, c *tableCodec[K, V]) (*sortedTable[K, V], error) {
+	tmps, err := filepath.Glob(filepath.Join(dir, name+".tmp*"))
+	if err != nil {
+		return nil, err
+	}
+	for _, tmp := range tmps {
+		if err := os.Remove(tmp); err != nil {
+			return nil, fmt.Errorf("remove %s: %w", tmp, err)
+		}
+	}
+	path := filepath.Join(dir, name)
+	t, err := openTable(path, c)
+	if errors.Is(err, errCorrupt) {
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove damaged %s: %w", path, err)
+		}
+		return openTable(path, c)
+	}
+	return t, err
+}
+
+// tableSlot is the slot a table's file covers (its meta).
+func tableSlot(meta []byte) uint64 {
+	if len(meta) != 8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(meta)
+}
+
+// saveTables rewrites the tables whose changes are due (all that changed,
+// with force), as of the tip slot. The files are written while readers
+// go on.
+func (s *boltStore) saveTables(force bool) error {
+	meta := binary.LittleEndian.AppendUint64(nil, s.tip)
+	due := func(c, n int) bool { return (force && c > 0) || c >= max(n/2, s.rewriteMin) }
+	if due(s.sigs.changes(), s.sigs.entries()) {
+		s.mu.RLock()
+		// Signatures of pruned slots are left out.
+		nt, err := s.sigs.write(meta, !s.noSync, func(_, loc uint64) bool { return loc>>32 >= s.first })
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		err = s.sigs.replace(nt)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	if due(s.heads.changes(), s.heads.entries()) {
+		s.mu.RLock()
+		// An address whose newest posting was pruned has no history left.
+		nt, err := s.heads.write(meta, !s.noSync, func(_ solana.PublicKey, slot uint64) bool { return slot >= s.first })
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		err = s.heads.replace(nt)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *boltStore) account(k solana.PublicKey) (*Account, error) { return s.acc.get(k) }
+
+func (s *boltStore) eachAccount(fn func(solana.PublicKey, *Account) bool) error {
+	return s.acc.each(fn)
+}
+
+func (s *boltStore) accountCount() int { return s.acc.size() }
+
+func indexKey(kind indexKind, by, key solana.PublicKey) []byte {
+	k := make([]byte, 0, 65)
+	return append(append(append(k, byte(kind)), by[:]...), key[:]...)
+}
+
+func (s *boltStore) indexEach(kind indexKind, by solana.PublicKey, fn func(solana.PublicKey)) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		prefix := append([]byte{byte(kind)}, by[:]...)
+		c := tx.Bucket(bucketIndex).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) != 65 {
+				return fmt.Errorf("%w: index key", errCorrupt)
+			}
+			fn(solana.PublicKeyFromBytes(k[33:]))
+		}
+		return nil
+	})
 }
 
 func u64be(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
@@ -131,7 +320,7 @@ func locKey(slot uint64, index uint32) []byte {
 	return k
 }
 
-func sigPrefix(s solana.Signature) uint64 { return binary.LittleEndian.Uint64(s[:8]) }
+func sigPrefix(s solana.Signature) uint64 { return binary.BigEndian.Uint64(s[:8]) }
 
 func packLoc(slot uint64, index uint32) uint64 { return slot<<32 | uint64(index) }
 
@@ -140,7 +329,7 @@ func postKey(slot uint64, addr solana.PublicKey) []byte {
 	return append(binary.BigEndian.AppendUint64(k, slot), addr[:]...)
 }
 
-func (s *boltStore) load(accounts func(solana.PublicKey, *Account)) (*loadedState, error) {
+func (s *boltStore) load() (*loadedState, error) {
 	var st *loadedState
 	err := s.db.View(func(tx *bolt.Tx) error {
 		tipb := tx.Bucket(bucketMeta).Get([]byte(metaTip))
@@ -150,42 +339,47 @@ func (s *boltStore) load(accounts func(solana.PublicKey, *Account)) (*loadedStat
 		if len(tipb) != 8 {
 			return fmt.Errorf("%w: tip", errCorrupt)
 		}
-		err := tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
-			a, err := decodeAccount(v)
-			if err != nil || len(k) != 32 {
-				return fmt.Errorf("account %x: %w", k, errors.Join(err, errCorrupt))
-			}
-			accounts(solana.PublicKeyFromBytes(k), a)
-			return nil
-		})
-		if err != nil {
-			return err
+		capb := tx.Bucket(bucketMeta).Get([]byte(metaCapital))
+		if len(capb) != 8 {
+			return fmt.Errorf("%w: supply", errCorrupt)
 		}
-		// One pass over the block records rebuilds the signature index and
-		// collects the recent blocks.
-		st = &loadedState{}
+		st = &loadedState{capital: binary.LittleEndian.Uint64(capb)}
+		if fb := tx.Bucket(bucketMeta).Get([]byte(metaFirst)); fb != nil {
+			if len(fb) != 16 {
+				return fmt.Errorf("%w: first kept slot", errCorrupt)
+			}
+			s.first, s.prunedTxs = binary.BigEndian.Uint64(fb), binary.BigEndian.Uint64(fb[8:])
+		}
+		s.tip = binary.BigEndian.Uint64(tipb)
+		// The recent blocks, newest first, then reversed.
+		c := tx.Bucket(bucketBlocks).Cursor()
 		var all []*blockRecord
-		err = tx.Bucket(bucketBlocks).ForEach(func(k, v []byte) error {
+		for k, v := c.Last(); k != nil && len(all) < recentBlocks; k, v = c.Prev() {
+			r, err := decodeBlock(v)
+			if err != nil {
+				return fmt.Errorf("block %x: %w", k, err)
+			}
+			all = append(all, r)
+		}
+		slices.Reverse(all)
+		st.recent = all
+		// The tables as of the slots committed after their files.
+		for k, v := c.Seek(u64be(tableSlot(s.sigs.meta) + 1)); k != nil; k, v = c.Next() {
 			r, err := decodeBlock(v)
 			if err != nil {
 				return fmt.Errorf("block %x: %w", k, err)
 			}
 			for i, sig := range r.Signatures {
-				s.sigs[sigPrefix(sig)] = packLoc(r.Slot, uint32(i))
+				s.sigs.set(sigPrefix(sig), packLoc(r.Slot, uint32(i)))
 			}
-			all = append(all, r)
-			if len(all) > 2*recentBlocks {
-				all = slices.Delete(all, 0, len(all)-recentBlocks)
+		}
+		pc := tx.Bucket(bucketAddrPost).Cursor()
+		for k, _ := pc.Seek(u64be(tableSlot(s.heads.meta) + 1)); k != nil; k, _ = pc.Next() {
+			if len(k) != 40 {
+				return fmt.Errorf("%w: address index key", errCorrupt)
 			}
-			return nil
-		})
-		if err != nil {
-			return err
+			s.heads.set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
 		}
-		if len(all) > recentBlocks {
-			all = all[len(all)-recentBlocks:]
-		}
-		st.recent = all
 		if len(st.recent) == 0 || st.recent[len(st.recent)-1].Slot != binary.BigEndian.Uint64(tipb) {
 			return fmt.Errorf("%w: tip block missing", errCorrupt)
 		}
@@ -201,13 +395,10 @@ func (s *boltStore) load(accounts func(solana.PublicKey, *Account)) (*loadedStat
 func (s *boltStore) commit(f *frozenSlot) error {
 	b := f.block
 	// Encode before taking bbolt's write lock.
-	txKeys := make([][]byte, len(b.Transactions))
-	txVals := make([][]byte, len(b.Transactions))
+	txKeys, txVals := s.codec.encodeChunks(b.Transactions)
 	byAddr := map[solana.PublicKey][]byte{}
 	var addrOrder []solana.PublicKey
-	for i, r := range b.Transactions {
-		txKeys[i] = locKey(r.Slot, r.Index)
-		txVals[i] = encodeTx(r)
+	for _, r := range b.Transactions {
 		tx, err := r.Transaction()
 		if err != nil {
 			return fmt.Errorf("commit slot %d: transaction %s: %w", b.Slot, r.Signature, err)
@@ -222,26 +413,43 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	}
 	// Sorted inserts touch each B+tree page once.
 	slices.SortFunc(addrOrder, compareKeys)
-	accVals := make([][]byte, len(b.Writes))
-	for i, w := range b.Writes {
-		if w.Account != nil {
-			accVals[i] = encodeAccount(w.Account)
-		}
+	prevs := make([]uint64, len(addrOrder))
+	s.mu.RLock()
+	for i, a := range addrOrder {
+		prevs[i], _ = s.heads.get(a)
 	}
+	s.mu.RUnlock()
 	blockVal := encodeBlock(f.record)
+	idxAdds := make([][]byte, len(f.indexAdds))
+	for i, e := range f.indexAdds {
+		idxAdds[i] = indexKey(e.kind, e.by, e.key)
+	}
+	slices.SortFunc(idxAdds, bytes.Compare)
+	// The accounts first: the commit below records the log's end, so a
+	// slot whose commit did not happen leaves no account behind.
+	end, err := s.acc.append(b.Writes)
+	if err != nil {
+		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+	}
 
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		acc := tx.Bucket(bucketAccounts)
-		for i, w := range b.Writes {
-			var err error
-			if accVals[i] == nil {
-				err = acc.Delete(w.Key[:])
-			} else {
-				err = acc.Put(w.Key[:], accVals[i])
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		idx := tx.Bucket(bucketIndex)
+		for _, k := range idxAdds {
+			if err := idx.Put(k, nil); err != nil {
+				return fmt.Errorf("index: %w", err)
 			}
-			if err != nil {
-				return fmt.Errorf("account %s: %w", w.Key, err)
+		}
+		for _, e := range f.indexDels {
+			if err := idx.Delete(indexKey(e.kind, e.by, e.key)); err != nil {
+				return fmt.Errorf("index: %w", err)
 			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put([]byte(metaAccountLog), end.bytes()); err != nil {
+			return fmt.Errorf("account log end: %w", err)
+		}
+		if err := meta.Put([]byte(metaCapital), binary.LittleEndian.AppendUint64(nil, f.capital)); err != nil {
+			return fmt.Errorf("supply: %w", err)
 		}
 		blocks := tx.Bucket(bucketBlocks)
 		blocks.FillPercent = 1
@@ -255,19 +463,12 @@ func (s *boltStore) commit(f *frozenSlot) error {
 				return fmt.Errorf("transaction: %w", err)
 			}
 		}
-		heads := tx.Bucket(bucketAddrHead)
 		posts := tx.Bucket(bucketAddrPost)
 		posts.FillPercent = 1
-		for _, a := range addrOrder {
-			prev := heads.Get(a[:])
-			if prev == nil {
-				prev = make([]byte, 8) // slot 0 holds no transactions: none
-			}
-			v := append(append(make([]byte, 0, 8+len(byAddr[a])), prev...), byAddr[a]...)
+		for i, a := range addrOrder {
+			// Slot 0 holds no transactions: 0 means no previous posting.
+			v := append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(byAddr[a])), prevs[i]), byAddr[a]...)
 			if err := posts.Put(postKey(b.Slot, a), v); err != nil {
-				return fmt.Errorf("address index: %w", err)
-			}
-			if err := heads.Put(a[:], u64be(b.Slot)); err != nil {
 				return fmt.Errorf("address index: %w", err)
 			}
 		}
@@ -281,11 +482,21 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	if err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
+	if err := s.acc.apply(); err != nil {
+		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+	}
 	s.mu.Lock()
 	for _, r := range b.Transactions {
-		s.sigs[sigPrefix(r.Signature)] = packLoc(r.Slot, r.Index)
+		s.sigs.set(sigPrefix(r.Signature), packLoc(r.Slot, r.Index))
 	}
+	for _, a := range addrOrder {
+		s.heads.set(a, b.Slot)
+	}
+	s.tip = b.Slot
 	s.mu.Unlock()
+	if err := s.saveTables(false); err != nil {
+		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+	}
 	return nil
 }
 
@@ -299,25 +510,25 @@ func (s *boltStore) location(sig solana.Signature) (*txLoc, error) {
 
 func (s *boltStore) tx(sig solana.Signature) (*TxRecord, error) {
 	s.mu.RLock()
-	loc, ok := s.sigs[sigPrefix(sig)]
+	loc, ok := s.sigs.get(sigPrefix(sig))
+	first := s.first
 	s.mu.RUnlock()
-	if !ok {
-		return nil, nil
+	if !ok || loc>>32 < first {
+		return nil, nil // unknown, or pruned
 	}
 	var r *TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketTxs).Get(locKey(loc>>32, uint32(loc)))
-		if v == nil {
-			return fmt.Errorf("%w: transaction %s indexed but missing", errCorrupt, sig)
-		}
+		cr := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
 		var err error
-		r, err = decodeTx(v)
+		if r, err = cr.read(loc>>32, uint32(loc)); err == nil && r == nil && !s.pruned(loc>>32) {
+			err = fmt.Errorf("%w: transaction %s indexed but missing", errCorrupt, sig)
+		}
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read transaction %s: %w", sig, err)
 	}
-	if r.Signature != sig {
+	if r == nil || r.Signature != sig {
 		return nil, nil // a prefix collision
 	}
 	return r, nil
@@ -343,16 +554,10 @@ func (s *boltStore) block(slot uint64) (*blockRecord, error) {
 func (s *boltStore) blockTxs(slot uint64) ([]*TxRecord, error) {
 	var out []*TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		prefix := u64be(slot)
-		c := tx.Bucket(bucketTxs).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			r, err := decodeTx(v)
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
-		}
-		return nil
+		cr := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
+		var err error
+		out, err = cr.block(slot)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read block %d transactions: %w", slot, err)
@@ -410,19 +615,32 @@ func (s *boltStore) perfSamples(limit int) ([]PerfSample, error) {
 func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxSlot uint64, limit int) ([]*TxRecord, error) {
 	var out []*TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		txs := tx.Bucket(bucketTxs)
+		txs := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
 		posts := tx.Bucket(bucketAddrPost)
 		// Start at before's slot when addr has a posting there (always the
 		// case when paging through addr's own results); otherwise at the
 		// newest posting, walking down.
 		var slot uint64
+		s.mu.RLock()
+		first := s.first
+		s.mu.RUnlock()
+		if before != nil && before.Slot < first {
+			return nil
+		}
 		if before != nil && posts.Get(postKey(before.Slot, addr)) != nil {
 			slot = before.Slot
-		} else if h := tx.Bucket(bucketAddrHead).Get(addr[:]); len(h) == 8 {
-			slot = binary.BigEndian.Uint64(h)
+		} else {
+			s.mu.RLock()
+			slot, _ = s.heads.get(addr)
+			s.mu.RUnlock()
 		}
-		for slot != 0 && len(out) < limit {
+		// Slot 0 holds no transactions; the chain ends there or where
+		// history was pruned.
+		for slot != 0 && slot >= first && len(out) < limit {
 			v := posts.Get(postKey(slot, addr))
+			if v == nil && s.pruned(slot) {
+				return nil // pruned while this read started
+			}
 			if len(v) < 8 {
 				return fmt.Errorf("%w: address index posting %d/%s", errCorrupt, slot, addr)
 			}
@@ -451,11 +669,13 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 					if until != nil && !until.less(loc) {
 						return nil
 					}
-					tv := txs.Get(locKey(loc.Slot, loc.Index))
-					if tv == nil {
-						return fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, loc.Slot, loc.Index)
+					r, err := txs.read(loc.Slot, loc.Index)
+					if err == nil && r == nil {
+						if s.pruned(loc.Slot) {
+							return nil
+						}
+						err = fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, loc.Slot, loc.Index)
 					}
-					r, err := decodeTx(tv)
 					if err != nil {
 						return err
 					}
@@ -489,4 +709,13 @@ func (s *boltStore) putMeta(key string, val []byte) error {
 	})
 }
 
-func (s *boltStore) close() error { return s.db.Close() }
+func (s *boltStore) close() error {
+	var errs []error
+	if s.sigs != nil && s.heads != nil {
+		errs = append(errs, s.saveTables(true), s.sigs.close(), s.heads.close())
+	}
+	if s.codec != nil {
+		s.codec.close()
+	}
+	return errors.Join(append(errs, s.acc.close(), s.db.Close())...)
+}

@@ -198,7 +198,12 @@ func (d *decoder) done() error {
 
 // encodeAccount is lamports u64 | owner | executable | rent epoch u64 | data.
 func encodeAccount(a *Account) []byte {
-	e := encoder{b: make([]byte, 0, 1+8+32+1+8+len(a.Data))}
+	return appendAccount(make([]byte, 0, 1+8+32+1+8+len(a.Data)), a)
+}
+
+// appendAccount appends encodeAccount(a) to b.
+func appendAccount(b []byte, a *Account) []byte {
+	e := encoder{b: b}
 	e.u8(accountFormat)
 	e.u64(a.Lamports)
 	e.key(a.Owner)
@@ -249,7 +254,12 @@ func decodeTokenBalances(d *decoder) []TokenBalance {
 
 // encodeTx encodes a landed transaction with its metadata.
 func encodeTx(r *TxRecord) []byte {
-	e := encoder{b: make([]byte, 0, 256+len(r.Raw)+64*len(r.Meta.Logs))}
+	return appendTx(make([]byte, 0, 256+len(r.Raw)+64*len(r.Meta.Logs)), r)
+}
+
+// appendTx appends encodeTx(r) to b.
+func appendTx(b []byte, r *TxRecord) []byte {
+	e := encoder{b: b}
 	e.u8(txFormat)
 	e.sig(r.Signature)
 	e.uvarint(r.Slot)

@@ -38,8 +38,10 @@ type Config struct {
 	// Name labels the ledger in logs and in the genesis hash, so two
 	// ledgers in one process (base layer and ephemeral rollup) differ.
 	Name string
-	// DataDir holds the bbolt database. Empty means in-memory: nothing
-	// survives Close.
+	// DataDir holds the ledger's files: ledger.db (bbolt: blocks,
+	// transactions, indexes), the account log in accounts/, and the
+	// signature and address tables (sigs, heads). Empty means in-memory:
+	// nothing survives Close.
 	DataDir string
 	// NoSync skips fsync on commit (bbolt NoSync). Faster, but a machine
 	// crash may lose recent slots. Ignored in memory.
@@ -109,6 +111,28 @@ type Config struct {
 	// MaxPending bounds the transactions waiting for the slot loop; a full
 	// queue makes Process wait (default 100 000).
 	MaxPending int
+	// AccountCacheSize is how many accounts read from disk a durable
+	// ledger keeps decoded in memory besides those written in slots not
+	// yet durable (default DefaultAccountCacheSize). Other accounts are
+	// read from the store when used.
+	AccountCacheSize int
+	// LimitLedgerSize, when non-zero, bounds the history kept (ferry
+	// serve --limit-ledger-size): whole slots are pruned from the oldest
+	// while every transaction in them is older than the newest
+	// LimitLedgerSize ones, and the slot is finalized and older than the
+	// last MaxProcessingAge+2 blocks. A pruned slot answers as a purged
+	// one does on Agave (prune.go). History may exceed the limit by a
+	// sixteenth before a pruning step runs, plus the slots that step
+	// keeps whole. Zero keeps all history, as solana-test-validator does
+	// without --limit-ledger-size. Accounts are never pruned.
+	LimitLedgerSize uint64
+
+	// accountSegmentBytes overrides accountSegmentBytes (tests use small
+	// segments to clean the account log often).
+	accountSegmentBytes int64
+	// tableRewriteMin overrides tableRewriteMin (tests rewrite the
+	// store's tables often).
+	tableRewriteMin int
 }
 
 // GenesisAccount is an account created at genesis.
@@ -153,6 +177,9 @@ func (c Config) normalized() Config {
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 100_000
+	}
+	if c.AccountCacheSize <= 0 {
+		c.AccountCacheSize = DefaultAccountCacheSize
 	}
 	if c.PerformanceSamplePeriod <= 0 {
 		c.PerformanceSamplePeriod = DefaultPerformanceSamplePeriod

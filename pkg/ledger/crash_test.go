@@ -22,7 +22,13 @@ import (
 	"github.com/ferry-sh/ferry/pkg/txwire"
 )
 
-const crashChildEnv = "FERRY_LEDGER_CRASH_CHILD"
+const (
+	crashChildEnv = "FERRY_LEDGER_CRASH_CHILD"
+	// crashPruneEnv makes the child prune its history to this many
+	// transactions (and skip fsync, which a process kill does not need,
+	// so that it runs through enough slots to prune).
+	crashPruneEnv = "FERRY_LEDGER_CRASH_PRUNE"
+)
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
@@ -56,14 +62,101 @@ func newCrashWorld() crashWorld {
 	return w
 }
 
+// crashBalances are the balances of the crash world's accounts after a
+// slot: each wallet's lamports and each token account's amount, in the
+// order of crashWorld.wallets.
+type crashBalances struct {
+	slot     uint64
+	lamports []uint64
+	tokens   []uint64
+	// index finds an account: i for wallet i, -1-i for token account i.
+	index map[solana.PublicKey]int
+}
+
+func newCrashBalances(w crashWorld) *crashBalances {
+	b := &crashBalances{lamports: make([]uint64, len(w.wallets)), tokens: make([]uint64, len(w.atas)), index: map[solana.PublicKey]int{}}
+	for i, k := range w.wallets {
+		b.index[pubkeyOf(k)] = i
+		b.index[w.atas[i]] = -1 - i
+	}
+	return b
+}
+
+// set records an account's new value (nil: deleted).
+func (b *crashBalances) set(k solana.PublicKey, a *Account) {
+	i := b.index[k]
+	if i >= 0 {
+		b.lamports[i] = 0
+		if a != nil {
+			b.lamports[i] = a.Lamports
+		}
+		return
+	}
+	b.tokens[-1-i] = 0
+	if a != nil {
+		b.tokens[-1-i] = spl.TokenAmountOf(a.Data)
+	}
+}
+
+// line is the child's report of the balances after slot:
+// "B <slot> <lamports...> <tokens...>".
+func (b *crashBalances) line(slot uint64) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "B %d", slot)
+	for _, v := range append(append([]uint64(nil), b.lamports...), b.tokens...) {
+		fmt.Fprintf(&sb, " %d", v)
+	}
+	return sb.String()
+}
+
+// parseCrashBalances reads a line of the child's; false for a line cut
+// by the kill.
+func parseCrashBalances(w crashWorld, line string) (*crashBalances, bool) {
+	f := strings.Fields(line)
+	n := len(w.wallets)
+	if len(f) != 2+2*n || f[0] != "B" {
+		return nil, false
+	}
+	b := newCrashBalances(w)
+	var err error
+	if b.slot, err = strconv.ParseUint(f[1], 10, 64); err != nil {
+		return nil, false
+	}
+	for i := 0; i < 2*n; i++ {
+		v, err := strconv.ParseUint(f[2+i], 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		if i < n {
+			b.lamports[i] = v
+		} else {
+			b.tokens[i-n] = v
+		}
+	}
+	return b, true
+}
+
 // crashChild writes transactions as fast as it can and prints every
-// signature once its block is durable ("C <sig> <slot>"), until killed.
+// signature once its block is durable ("C <sig> <slot>"), followed by
+// the balances after that block ("B ..."), until killed.
 func crashChild(dir string) {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		os.Exit(3)
 	}
-	l, err := Open(Config{Name: "crash", DataDir: dir, SlotDuration: 10 * time.Millisecond, FinalityDepth: 4})
+	// Tiny account-log segments: segments rotate, are cleaned and the
+	// key directory is snapshotted all the time, so kills land in the
+	// middle of those too.
+	cfg := Config{Name: "crash", DataDir: dir, SlotDuration: 10 * time.Millisecond, FinalityDepth: 4,
+		accountSegmentBytes: 8 << 10, AccountCacheSize: 8, tableRewriteMin: 64}
+	if v := os.Getenv(crashPruneEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			fail(err)
+		}
+		cfg.LimitLedgerSize, cfg.NoSync = n, true
+	}
+	l, err := Open(cfg)
 	if err != nil {
 		fail(err)
 	}
@@ -85,8 +178,20 @@ func crashChild(dir string) {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	var outMu sync.Mutex
+	// Nothing is sent until the writers start: once the setup is
+	// confirmed, the state read now is the one every later block's
+	// writes (final values) build on.
+	if err := l.WaitForSlot(ctx, l.Slot(Processed), Confirmed); err != nil {
+		fail(err)
+	}
 	blocks := l.Subscribe(ctx)
+	bal := newCrashBalances(w)
+	for k := range bal.index {
+		a, _ := l.Account(k, Confirmed)
+		bal.set(k, a)
+	}
 	fmt.Fprintln(out, "READY")
+	fmt.Fprintln(out, bal.line(l.Slot(Confirmed)))
 	out.Flush()
 	go func() {
 		for b := range blocks {
@@ -94,6 +199,12 @@ func crashChild(dir string) {
 			for _, r := range b.Transactions {
 				fmt.Fprintf(out, "C %s %d\n", r.Signature, r.Slot)
 			}
+			for _, wr := range b.Writes {
+				if _, ok := bal.index[wr.Key]; ok {
+					bal.set(wr.Key, wr.Account)
+				}
+			}
+			fmt.Fprintln(out, bal.line(b.Slot))
 			out.Flush()
 			outMu.Unlock()
 		}
@@ -142,10 +253,16 @@ func crashTx(w crashWorld, faucet ed25519.PrivateKey, bh solana.Hash, rng *rand.
 
 // runCrashChild starts the child on dir, waits for at least n confirmed
 // transactions, kills it with SIGKILL and returns what it reported.
-func runCrashChild(t *testing.T, dir string, n int) map[solana.Signature]uint64 {
+func runCrashChild(t *testing.T, dir string, n int, env ...string) (map[solana.Signature]uint64, *crashBalances) {
+	return runCrashChildTo(t, dir, n, 0, env...)
+}
+
+// runCrashChildTo is runCrashChild that also waits for a transaction
+// confirmed in slot minSlot or later before the kill.
+func runCrashChildTo(t *testing.T, dir string, n int, minSlot uint64, env ...string) (map[solana.Signature]uint64, *crashBalances) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), crashChildEnv+"="+dir), env...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -155,11 +272,17 @@ func runCrashChild(t *testing.T, dir string, n int) map[solana.Signature]uint64 
 		t.Fatal(err)
 	}
 	confirmed := map[solana.Signature]uint64{}
+	var last *crashBalances
+	w := newCrashWorld()
 	sc := bufio.NewScanner(stdout)
 	deadline := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer deadline.Stop()
 	for sc.Scan() {
 		line := sc.Text()
+		if b, ok := parseCrashBalances(w, line); ok {
+			last = b
+			continue
+		}
 		if !strings.HasPrefix(line, "C ") {
 			continue
 		}
@@ -173,7 +296,7 @@ func runCrashChild(t *testing.T, dir string, n int) map[solana.Signature]uint64 
 			continue
 		}
 		confirmed[sig] = slot
-		if len(confirmed) >= n {
+		if len(confirmed) >= n && slot >= minSlot {
 			// Mid-stream: the child is still writing.
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -182,17 +305,134 @@ func runCrashChild(t *testing.T, dir string, n int) map[solana.Signature]uint64 
 		}
 	}
 	cmd.Wait()
-	if len(confirmed) < n {
-		t.Fatalf("child reported only %d confirmed transactions", len(confirmed))
+	if len(confirmed) < n || last == nil {
+		t.Fatalf("child reported only %d confirmed transactions (balances: %v)", len(confirmed), last != nil)
 	}
-	return confirmed
+	return confirmed, last
 }
 
+// checkCrashState opens dir after a kill (the recovery under test) and
+// checks that every transaction the child reported confirmed is there at
+// its slot, and that every balance is the one the child reported after
+// its last block, moved on by the transactions of any later block that
+// became durable before the kill (their post balances).
+func checkCrashState(t *testing.T, dir string, confirmed map[solana.Signature]uint64, last *crashBalances) (first uint64) {
+	t.Helper()
+	l, err := Open(Config{Name: "crash", DataDir: dir, ManualSlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tip := l.Slot(Confirmed)
+	first = l.FirstAvailableBlock()
+	for sig, slot := range confirmed {
+		r, err := l.Transaction(sig, Confirmed)
+		if slot < first {
+			if err != nil || r != nil {
+				t.Fatalf("transaction %s of pruned slot %d (first kept %d): %v %v", sig, slot, first, r, err)
+			}
+			continue
+		}
+		if err != nil || r == nil {
+			t.Fatalf("confirmed transaction %s (slot %d, tip %d) lost: %v", sig, slot, tip, err)
+		}
+		if r.Slot != slot {
+			t.Fatalf("transaction %s moved from slot %d to %d", sig, slot, r.Slot)
+		}
+	}
+	if tip < last.slot {
+		t.Fatalf("tip %d is before the last block reported confirmed (%d)", tip, last.slot)
+	}
+	w := newCrashWorld()
+	want := newCrashBalances(w)
+	copy(want.lamports, last.lamports)
+	copy(want.tokens, last.tokens)
+	for slot := last.slot + 1; slot <= tip; slot++ {
+		_, txs, err := l.Block(slot, Confirmed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range txs {
+			tx, err := r.Transaction()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, k := range tx.Message.AccountKeys {
+				j, ok := want.index[k]
+				switch {
+				case !ok:
+				case j >= 0:
+					want.lamports[j] = r.Meta.PostBalances[i]
+				default:
+					for _, tb := range r.Meta.PostTokenBalances {
+						if int(tb.AccountIndex) == i {
+							want.tokens[-1-j] = tb.Amount
+						}
+					}
+				}
+			}
+		}
+	}
+	got := newCrashBalances(w)
+	for k := range got.index {
+		a, _ := l.Account(k, Confirmed)
+		got.set(k, a)
+	}
+	if g, w := got.line(tip), want.line(tip); g != w {
+		t.Fatalf("balances after recovery (reported at slot %d, tip %d):\n got %s\nwant %s", last.slot, tip, g, w)
+	}
+	checkSupply(t, l, w.mint)
+	t.Logf("after the kill: %d confirmed transactions and every balance there; the last reported block %d, tip %d, first kept %d", len(confirmed), last.slot, tip, first)
+	return first
+}
+
+// TestCrashRecoveryWhilePruning is TestCrashRecovery with history pruned
+// to 2 000 transactions: kills land among pruning steps too, and every
+// confirmed transaction is either there or in a slot below the first
+// kept one, with every balance intact.
+func TestCrashRecoveryWhilePruning(t *testing.T) {
+	dir := t.TempDir()
+	confirmed := map[solana.Signature]uint64{}
+	var first uint64
+	// The last run goes on to slot 400, far enough past the recent 152
+	// blocks that pruning must have happened whatever the slots' size.
+	for i, n := range []int{3000, 5000, 3000, 5000} {
+		minSlot := uint64(0)
+		if i == 3 {
+			minSlot = 400
+		}
+		got, last := runCrashChildTo(t, dir, n, minSlot, crashPruneEnv+"=2000")
+		for sig, slot := range got {
+			confirmed[sig] = slot
+		}
+		if i%2 == 1 {
+			first = checkCrashState(t, dir, confirmed, last)
+		}
+	}
+	if first == 0 {
+		t.Fatal("nothing was pruned")
+	}
+}
+
+// TestCrashRecovery kills a child writing as fast as it can with SIGKILL
+// four times at random moments (tiny account-log segments and table
+// rewrites every 64 changes, so kills land among appends, rotations,
+// cleanings, key-directory snapshots, table rewrites and the compressed
+// chunks' bbolt commits). The child restarts twice on the killed
+// directory itself; twice the test opens it first and checks every
+// confirmed transaction and every balance. At the end the supply is
+// what the mints and burns in history say.
 func TestCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
-	confirmed := runCrashChild(t, dir, 3000)
-	for sig, slot := range runCrashChild(t, dir, 6000) { // resumes the same data dir
-		confirmed[sig] = slot
+	confirmed := map[solana.Signature]uint64{}
+	for i, n := range []int{1500, 2500, 1500, 2500} {
+		got, last := runCrashChild(t, dir, n) // each resumes the same data dir
+		for sig, slot := range got {
+			confirmed[sig] = slot
+		}
+		if i%2 == 1 {
+			checkCrashState(t, dir, confirmed, last)
+		}
 	}
 
 	l, err := Open(Config{Name: "crash", DataDir: dir, ManualSlots: true})
@@ -202,8 +442,15 @@ func TestCrashRecovery(t *testing.T) {
 	defer l.Close()
 	w := newCrashWorld()
 	tip := l.Slot(Confirmed)
+	first := l.FirstAvailableBlock()
 	for sig, slot := range confirmed {
 		r, err := l.Transaction(sig, Confirmed)
+		if slot < first {
+			if err != nil || r != nil {
+				t.Fatalf("transaction %s of pruned slot %d (first kept %d): %v %v", sig, slot, first, r, err)
+			}
+			continue
+		}
 		if err != nil || r == nil {
 			t.Fatalf("confirmed transaction %s (slot %d, tip %d) lost: %v", sig, slot, tip, err)
 		}
@@ -258,7 +505,7 @@ func TestCrashRecovery(t *testing.T) {
 	if m.Supply != minted-burned {
 		t.Fatalf("supply %d, history says %d minted - %d burned", m.Supply, minted, burned)
 	}
-	t.Logf("%d confirmed transactions survived two SIGKILLs; %d transactions touch the mint; tip slot %d", len(confirmed), seen, tip)
+	t.Logf("%d confirmed transactions survived four SIGKILLs; %d transactions touch the mint; tip slot %d", len(confirmed), seen, tip)
 }
 
 // checkSupply asserts that a mint's supply is the sum of its accounts.

@@ -2,7 +2,8 @@
 // accounts running native programs, a transaction pipeline in Agave's
 // order, a slot clock producing blocks with chained blockhashes,
 // processed/confirmed/finalized commitment, transaction history, and a
-// bbolt store written with one transaction per slot.
+// durable store written once per slot: an append-only account log and a
+// bbolt database of blocks, compressed transactions and indexes.
 //
 // # Running ledgers
 //
@@ -34,12 +35,16 @@
 //
 // Transactions are executed as they arrive and are processed at once.
 // Every SlotDuration the working slot is frozen into a block and handed
-// to the persister, which writes the block, its transactions, their
-// account writes and the indexes in one bbolt transaction; only then are
-// they confirmed. A block is finalized FinalityDepth slots later. Reads
-// at confirmed and finalized commitment look through the undo history of
-// newer slots, so every level sees a consistent state. Reopening a data
-// directory resumes accounts, history, the slot and the status cache.
+// to the persister, which appends the accounts the slot wrote to the
+// account log (acclog.go) and then writes the block, its transactions
+// (in compressed chunks), the indexes and the log's end in one bbolt
+// transaction; only then are they confirmed. A block is finalized
+// FinalityDepth slots later. Reads at confirmed and finalized commitment
+// look through the undo history of newer slots, so every level sees a
+// consistent state. Reopening a data directory resumes accounts, history,
+// the slot and the status cache without loading the accounts: a durable
+// ledger reads an account from the log when it is used (bank accounts.go;
+// docs/performance.md, "Ledger storage at scale").
 //
 // # Hooks for other components
 //

@@ -108,9 +108,9 @@ func (l *Ledger) EpochInfo(c Commitment) EpochInfo {
 	}
 }
 
-// FirstAvailableBlock is the oldest block in history (history is never
-// pruned, so the genesis block).
-func (l *Ledger) FirstAvailableBlock() uint64 { return 0 }
+// FirstAvailableBlock is the oldest block in history: the genesis block
+// unless history was pruned (Config.LimitLedgerSize).
+func (l *Ledger) FirstAvailableBlock() uint64 { return l.store.firstSlot() }
 
 // statusOf turns a landing slot into a status. Callers hold mu.
 func (l *Ledger) statusOf(slot uint64, e statusEntry) *SignatureStatus {
@@ -135,7 +135,7 @@ func (l *Ledger) SignatureStatuses(sigs []solana.Signature) ([]*SignatureStatus,
 	var miss []int
 	l.mu.RLock()
 	for i, s := range sigs {
-		if e, ok := l.status[s]; ok {
+		if e, ok := l.status[statusKeyOf(s)]; ok {
 			out[i] = l.statusOf(e.slot, e)
 		} else {
 			miss = append(miss, i)
@@ -192,7 +192,8 @@ func (l *Ledger) Transaction(sig solana.Signature, c Commitment) (*TxRecord, err
 }
 
 // Block returns a block's header and transactions at confirmed or
-// finalized commitment, or nil if the slot has no block (yet).
+// finalized commitment, or nil if the slot has no block (yet) or its
+// history was pruned (slot < FirstAvailableBlock).
 func (l *Ledger) Block(slot uint64, c Commitment) (*BlockInfo, []*TxRecord, error) {
 	if slot > l.Slot(max(c, Confirmed)) {
 		return nil, nil, nil

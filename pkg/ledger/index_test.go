@@ -17,9 +17,7 @@ import (
 func stateAt(l *Ledger, cut uint64) map[solana.PublicKey]*Account {
 	out := map[solana.PublicKey]*Account{}
 	keys := map[solana.PublicKey]bool{}
-	for k := range l.accounts {
-		keys[k] = true
-	}
+	l.bank.each(func(k solana.PublicKey, _ *Account) { keys[k] = true })
 	for _, d := range l.diffs {
 		for k := range d.pre {
 			keys[k] = true
@@ -202,7 +200,7 @@ func TestIndexesMatchScan(t *testing.T) {
 			for name, ix := range map[string]keyIndex{"program": l.programs, "delegate": l.delegates, "owner": l.owners, "mint": l.mints} {
 				for by, set := range ix {
 					ix.each(by, func(k solana.PublicKey) {
-						a := l.accounts[k]
+						a := l.bank.get(k)
 						tk, ok := tokenKeysOf(a)
 						live := map[string]bool{
 							"program":  a != nil && a.Owner == by,

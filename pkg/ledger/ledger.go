@@ -26,7 +26,7 @@ var ErrClosed = errors.New("ledger closed")
 // Ledger is an embedded Solana-style chain: a bank of accounts, a
 // transaction pipeline in Agave's order, a slot clock producing blocks with
 // chained blockhashes, processed/confirmed/finalized commitment, and
-// history, persisted to bbolt with one write transaction per slot.
+// history, persisted once per slot (an account log and bbolt).
 //
 // Several ledgers can run in one process (e.g. a base layer and an
 // ephemeral rollup); they share nothing.
@@ -51,20 +51,26 @@ type Ledger struct {
 
 	// mu guards the state below. The slot loop is its only writer except
 	// for confirmed and finalized, which the persister advances.
-	mu       sync.RWMutex
-	accounts map[solana.PublicKey]*Account // processed state; values are immutable
-	diffs    []*slotState                  // unfinalized slots, ascending; the last is working
-	working  *slotState
-	recent   []*blockHeader // recent frozen blocks, ascending
-	hashes   map[solana.Hash]uint64
-	status   map[solana.Signature]statusEntry
-	txCount  uint64 // processed transactions, all time
-	owners   keyIndex
-	mints    keyIndex
+	mu      sync.RWMutex
+	bank    *accountSet  // processed state; values are immutable
+	diffs   []*slotState // unfinalized slots, ascending; the last is working
+	working *slotState
+	recent  []*blockHeader // recent frozen blocks, ascending
+	hashes  map[solana.Hash]uint64
+	status  map[statusKey]statusEntry
+	txCount uint64 // processed transactions, all time
+	owners  keyIndex
+	mints   keyIndex
 	// delegates indexes token accounts by approved delegate, programs all
 	// accounts by owning program (bank.go).
 	delegates keyIndex
 	programs  keyIndex
+	// diskIndex: the store keeps the secondary indexes, and the keyIndexes
+	// above hold only the entries of slots not yet finalized (bank.go).
+	diskIndex bool
+	// idxDeletes are stale index entries to delete from the store with
+	// the next frozen slot.
+	idxDeletes []indexEntry
 	// capital is the lamports held by all processed accounts; capBase is
 	// the value as of the newest finalized slot without undo history.
 	capital uint64
@@ -107,7 +113,8 @@ type blockHeader struct {
 	hash, prevHash       solana.Hash
 	time                 int64
 	txCount              uint64 // cumulative
-	sigs                 []solana.Signature
+	// sigs are the block's signatures while their statuses are cached.
+	sigs []statusKey
 }
 
 // slotState is one unfinalized slot: the values its writes replaced
@@ -121,13 +128,28 @@ type slotState struct {
 	txs                  []*TxRecord
 	applied              [][]AccountWrite
 	removals             []indexRemoval
-	capAfter             uint64   // capital at the end of the slot, set when frozen
-	prices               []uint64 // compute-unit price of each of txs (stats.go)
+	capAfter             uint64 // capital at the end of the slot, set when frozen
+	// indexAdds are the entries the slot added to the in-memory indexes
+	// (diskIndex only), dropped from them when it is finalized.
+	indexAdds []indexEntry
+	prices    []uint64 // compute-unit price of each of txs (stats.go)
 }
 
 type statusEntry struct {
 	slot uint64
 	err  *runtime.TxError
+}
+
+// statusKey identifies a signature in the status cache and the recent
+// block headers: its first 16 bytes. The cache holds every signature of
+// the last 150 blocks (1.5 million at 25 000 transactions per second), so
+// it keeps a quarter of each; two distinct ed25519 signatures sharing 128
+// bits is as unlikely as guessing a 128-bit key.
+type statusKey [16]byte
+
+func statusKeyOf(s solana.Signature) (k statusKey) {
+	copy(k[:], s[:16])
+	return k
 }
 
 // Open creates or reopens a ledger and starts its slot clock. Close it to
@@ -137,9 +159,8 @@ func Open(cfg Config) (*Ledger, error) {
 	l := &Ledger{
 		cfg:         cfg,
 		log:         cfg.Logger.With("ledger", cfg.Name),
-		accounts:    map[solana.PublicKey]*Account{},
 		hashes:      map[solana.Hash]uint64{},
-		status:      map[solana.Signature]statusEntry{},
+		status:      map[statusKey]statusEntry{},
 		owners:      keyIndex{},
 		mints:       keyIndex{},
 		delegates:   keyIndex{},
@@ -163,13 +184,19 @@ func Open(cfg Config) (*Ledger, error) {
 	if cfg.DataDir == "" {
 		l.store = newMemStore()
 	} else {
-		s, err := openBoltStore(cfg.DataDir, cfg.NoSync)
+		s, err := openBoltStore(cfg.DataDir, cfg.NoSync, cfg.accountSegmentBytes, cfg.tableRewriteMin)
 		if err != nil {
 			l.verifier.stop()
 			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
 		}
 		l.store = s
+		l.diskIndex = true
 	}
+	var disk accountSource
+	if s, ok := l.store.(*boltStore); ok {
+		disk = s
+	}
+	l.bank = newAccountSet(disk, cfg.AccountCacheSize)
 	if err := l.init(); err != nil {
 		l.store.close()
 		l.verifier.stop()
@@ -247,10 +274,7 @@ func (l *Ledger) init() error {
 	if l.faucet, err = l.key(metaFaucet, l.cfg.Faucet); err != nil {
 		return err
 	}
-	st, err := l.store.load(func(k solana.PublicKey, a *Account) {
-		l.accounts[k] = a
-		l.indexAccount(k, a)
-	})
+	st, err := l.store.load()
 	if err != nil {
 		return err
 	}
@@ -268,18 +292,22 @@ func (l *Ledger) init() error {
 		l.recent = append(l.recent, h)
 		l.hashes[h.hash] = h.height
 		for i, s := range r.Signatures {
-			l.status[s] = statusEntry{slot: r.Slot, err: r.Errs[i]}
+			l.status[statusKeyOf(s)] = statusEntry{slot: r.Slot, err: r.Errs[i]}
 		}
 	}
 	tip := l.recent[len(l.recent)-1]
 	l.txCount = tip.txCount
+	l.capital, l.capBase = st.capital, st.capital
 	// Everything on disk is durable; with the undo history of the last
 	// slots gone, it is also the finalized state.
 	l.confirmed, l.finalized = tip, tip
-	if a := l.accounts[pubkeyOf(l.faucet)]; a == nil && l.cfg.Faucet != nil {
+	if a := l.bank.get(pubkeyOf(l.faucet)); a == nil && l.cfg.Faucet != nil {
 		l.log.Warn("faucet key has no funds in this ledger", "faucet", pubkeyOf(l.faucet))
 	}
-	l.log.Info("ledger resumed", "slot", tip.slot, "accounts", len(l.accounts), "transactions", tip.txCount)
+	if p := l.bank.failure.Load(); p != nil {
+		return fmt.Errorf("read accounts: %w", *p)
+	}
+	l.log.Info("ledger resumed", "slot", tip.slot, "accounts", l.bank.count(), "transactions", tip.txCount)
 	l.mu.Lock()
 	l.openSlot(tip)
 	l.mu.Unlock()
@@ -289,8 +317,16 @@ func (l *Ledger) init() error {
 func headerOf(r *blockRecord) *blockHeader {
 	return &blockHeader{
 		slot: r.Slot, parent: r.ParentSlot, height: r.Height, hash: r.Blockhash, prevHash: r.PreviousBlockhash,
-		time: r.Time, txCount: r.TxCount, sigs: r.Signatures,
+		time: r.Time, txCount: r.TxCount, sigs: statusKeys(r.Signatures),
 	}
+}
+
+func statusKeys(sigs []solana.Signature) []statusKey {
+	out := make([]statusKey, len(sigs))
+	for i, s := range sigs {
+		out[i] = statusKeyOf(s)
+	}
+	return out
 }
 
 func (l *Ledger) createGenesis() error {
@@ -302,19 +338,24 @@ func (l *Ledger) createGenesis() error {
 	if err := l.store.putMeta(metaGenesis, g); err != nil {
 		return fmt.Errorf("store genesis: %w", err)
 	}
+	var adds []indexEntry
 	for _, w := range writes {
-		l.accounts[w.Key] = w.Account
+		l.bank.set(w.Key, w.Account)
 		l.indexAccount(w.Key, w.Account)
+		adds = appendIndexEntries(adds, w.Key, w.Account)
 	}
 	h := &blockHeader{slot: 0, height: 0, hash: l.genesisHash, time: now}
 	f := &frozenSlot{
-		genesis: true,
-		block:   &Block{Slot: 0, Blockhash: h.hash, Time: now, Writes: writes},
-		record:  &blockRecord{BlockInfo: BlockInfo{Slot: 0, Blockhash: h.hash, Time: now}},
+		genesis:   true,
+		block:     &Block{Slot: 0, Blockhash: h.hash, Time: now, Writes: writes},
+		record:    &blockRecord{BlockInfo: BlockInfo{Slot: 0, Blockhash: h.hash, Time: now}},
+		capital:   l.capital,
+		indexAdds: adds,
 	}
 	if err := l.store.commit(f); err != nil {
 		return fmt.Errorf("commit genesis: %w", err)
 	}
+	l.bank.persisted(writes)
 	l.recent = []*blockHeader{h}
 	l.hashes[h.hash] = 0
 	l.confirmed, l.finalized = h, h
@@ -448,26 +489,41 @@ func (l *Ledger) freeze() {
 		hash: nextBlockhash(w.parentHash, w.slot, w.txs), txCount: parent.txCount + uint64(len(w.txs)),
 	}
 	rec := &blockRecord{TxCount: h.txCount}
-	h.sigs = make([]solana.Signature, len(w.txs))
+	sigs := make([]solana.Signature, len(w.txs))
+	h.sigs = make([]statusKey, len(w.txs))
 	rec.Errs = make([]*runtime.TxError, len(w.txs))
 	for i, r := range w.txs {
-		h.sigs[i] = r.Signature
+		sigs[i] = r.Signature
+		h.sigs[i] = statusKeyOf(r.Signature)
 		rec.Errs[i] = r.Err
 	}
 	rec.BlockInfo = BlockInfo{
 		Slot: h.slot, ParentSlot: h.parent, Height: h.height, Blockhash: h.hash,
-		PreviousBlockhash: h.prevHash, Time: h.time, Signatures: h.sigs,
+		PreviousBlockhash: h.prevHash, Time: h.time, Signatures: sigs,
 	}
+	// The persister drops durable writes from the bank under mu, so the
+	// bank is read under it here.
 	writes := make([]AccountWrite, 0, len(w.pre))
+	l.mu.RLock()
 	for k := range w.pre {
-		writes = append(writes, AccountWrite{Key: k, Account: l.accounts[k]})
+		writes = append(writes, AccountWrite{Key: k, Account: l.bank.get(k)})
 	}
+	l.mu.RUnlock()
 	slices.SortFunc(writes, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
+	var adds []indexEntry
+	if l.diskIndex {
+		adds = l.slotIndexAdds(w, writes)
+	}
 	perf := l.slotFrozen(w, h)
 	block := &Block{
 		Slot: h.slot, ParentSlot: h.parent, Height: h.height, Blockhash: h.hash, PreviousBlockhash: h.prevHash,
 		Time: h.time, Transactions: w.txs, Applied: w.applied, Writes: writes,
 	}
+	// The block carries the records to the persister and the observers;
+	// the slot's undo history does not need them (a finalized slot only
+	// drops its undo and index entries).
+	txs := w.txs
+	w.txs, w.applied, w.prices = nil, nil, nil
 
 	l.mu.Lock()
 	l.recent = append(l.recent, h)
@@ -494,12 +550,14 @@ func (l *Ledger) freeze() {
 	l.pruneFinalized()
 	l.openSlot(h)
 	root := l.finalized.slot
+	dels := l.idxDeletes
+	l.idxDeletes = nil
 	l.mu.Unlock()
 
 	if l.obs.active.Load() {
-		l.obs.publish(Event{Kind: EventFrozen, Slot: w.slot, Parent: w.parent, Root: root, Txs: w.txs, Time: l.cfg.Now()})
+		l.obs.publish(Event{Kind: EventFrozen, Slot: w.slot, Parent: w.parent, Root: root, Txs: txs, Time: l.cfg.Now()})
 	}
-	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf}
+	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf, capital: w.capAfter, indexAdds: adds, indexDels: dels}
 }
 
 // pruneFinalized drops the undo history of finalized slots, which no
@@ -521,6 +579,7 @@ func (l *Ledger) pruneFinalized() {
 // disk.
 func (l *Ledger) persist() {
 	defer close(l.persistDone)
+	var commits uint64
 	for f := range l.persistCh {
 		l.mu.RLock()
 		failed := l.failure != nil
@@ -528,7 +587,15 @@ func (l *Ledger) persist() {
 		if failed {
 			continue
 		}
-		if err := l.commit(f); err != nil {
+		var err error
+		if p := l.bank.failure.Load(); p != nil {
+			// A disk read failed while this slot executed: what it holds
+			// cannot be trusted, so it is not committed.
+			err = *p
+		} else {
+			err = l.commit(f)
+		}
+		if err != nil {
 			l.log.Error("ledger halted: cannot persist slot", "slot", f.block.Slot, "err", err)
 			l.mu.Lock()
 			l.failure = err
@@ -538,6 +605,7 @@ func (l *Ledger) persist() {
 			continue
 		}
 		l.mu.Lock()
+		l.bank.persisted(f.block.Writes)
 		if h := l.headerAt(f.block.Slot); h != nil {
 			l.confirmed = h
 		}
@@ -549,6 +617,14 @@ func (l *Ledger) persist() {
 		}
 		final := l.finalized.slot
 		l.mu.Unlock()
+		commits++
+		if limit := l.cfg.LimitLedgerSize; limit > 0 && f.block.Slot > recentBlocks {
+			before := min(final, f.block.Slot-recentBlocks)
+			if err := l.store.prune(limit, f.record.TxCount, before, commits); err != nil {
+				// History stays as it was: the next commit tries again.
+				l.log.Warn("could not prune history", "err", err)
+			}
+		}
 		l.broadcast()
 		l.subs.publish(f.block)
 		if l.obs.active.Load() {

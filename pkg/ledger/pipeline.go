@@ -252,9 +252,9 @@ type source interface {
 // bankSource is the processed state; only the slot loop uses it.
 type bankSource struct{ l *Ledger }
 
-func (s bankSource) get(k solana.PublicKey) *Account { return s.l.accounts[k] }
+func (s bankSource) get(k solana.PublicKey) *Account { return s.l.bank.get(k) }
 func (s bankSource) seen(sig solana.Signature) bool {
-	_, ok := s.l.status[sig]
+	_, ok := s.l.status[statusKeyOf(sig)]
 	return ok
 }
 
@@ -266,7 +266,7 @@ type viewSource struct {
 
 func (s viewSource) get(k solana.PublicKey) *Account { return s.l.accountAt(k, s.cut) }
 func (s viewSource) seen(sig solana.Signature) bool {
-	e, ok := s.l.status[sig]
+	e, ok := s.l.status[statusKeyOf(sig)]
 	return ok && e.slot <= s.cut
 }
 
@@ -585,11 +585,11 @@ func (l *Ledger) executeAndCommit(p *pending) outcome {
 	}
 	for i, w := range res.writes {
 		l.put(w.Key, w.Account)
-		rec.Writes[i] = AccountWrite{Key: w.Key, Account: l.accounts[w.Key]}
+		rec.Writes[i] = AccountWrite{Key: w.Key, Account: l.bank.get(w.Key)}
 	}
 	l.working.txs = append(l.working.txs, rec)
 	l.working.prices = append(l.working.prices, res.unitPrice)
-	l.status[rec.Signature] = statusEntry{slot: rec.Slot, err: rec.Err}
+	l.status[statusKeyOf(rec.Signature)] = statusEntry{slot: rec.Slot, err: rec.Err}
 	l.txCount++
 	return outcome{rec: rec}
 }

@@ -35,7 +35,7 @@ func (w *propWorld) totals(t *testing.T) (lamports uint64, balances map[solana.P
 	balances = map[solana.PublicKey]uint64{}
 	w.l.mu.RLock()
 	defer w.l.mu.RUnlock()
-	for k, a := range w.l.accounts {
+	w.l.bank.each(func(k solana.PublicKey, a *Account) {
 		var c uint64
 		lamports, c = bits.Add64(lamports, a.Lamports, 0)
 		if c != 0 {
@@ -52,7 +52,7 @@ func (w *propWorld) totals(t *testing.T) (lamports uint64, balances map[solana.P
 			}
 			balances[tk.mint] = sum
 		}
-	}
+	})
 	return lamports, balances
 }
 

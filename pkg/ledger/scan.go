@@ -44,12 +44,12 @@ func (l *Ledger) ProgramAccounts(program solana.PublicKey, c Commitment, q Progr
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
-	idx, by, scan := l.programs, program, !ownerIndexed(program)
+	kind, by, scan := byProgram, program, !ownerIndexed(program)
 	switch {
 	case q.TokenOwner != nil:
-		idx, by, scan = l.owners, *q.TokenOwner, false
+		kind, by, scan = byTokenOwner, *q.TokenOwner, false
 	case q.TokenMint != nil:
-		idx, by, scan = l.mints, *q.TokenMint, false
+		kind, by, scan = byMint, *q.TokenMint, false
 	}
 	var out []KeyedAccount
 	var err error
@@ -66,8 +66,8 @@ func (l *Ledger) ProgramAccounts(program solana.PublicKey, c Commitment, q Progr
 	if scan {
 		l.scanAt(cut, visit)
 	} else {
-		read := l.readerAt(cut, idx.size(by))
-		idx.each(by, func(key solana.PublicKey) { visit(key, read(key)) })
+		read := l.readerAt(cut, l.indexSize(kind, by))
+		l.eachIndexed(kind, by, func(key solana.PublicKey) { visit(key, read(key)) })
 	}
 	if err != nil {
 		return nil, cut, err
@@ -85,7 +85,7 @@ func (l *Ledger) ProgramAccounts(program solana.PublicKey, c Commitment, q Progr
 func (l *Ledger) readerAt(cut uint64, n int) func(solana.PublicKey) *Account {
 	later, pre := l.slotsAfter(cut)
 	if len(later) == 0 {
-		return func(k solana.PublicKey) *Account { return l.accounts[k] }
+		return l.bank.get
 	}
 	if n*len(later) < 4*pre {
 		return func(k solana.PublicKey) *Account { return l.accountAt(k, cut) }
@@ -95,7 +95,7 @@ func (l *Ledger) readerAt(cut uint64, n int) func(solana.PublicKey) *Account {
 		if a, ok := older[k]; ok {
 			return a
 		}
-		return l.accounts[k]
+		return l.bank.get(k)
 	}
 }
 
@@ -171,20 +171,18 @@ func (l *Ledger) LargestAccounts(n int, c Commitment, exclude map[solana.PublicK
 func (l *Ledger) scanAt(cut uint64, fn func(solana.PublicKey, *Account)) {
 	later, pre := l.slotsAfter(cut)
 	if len(later) == 0 {
-		for k, a := range l.accounts {
-			fn(k, a)
-		}
+		l.bank.each(fn)
 		return
 	}
 	older := l.undoAfter(later, pre)
-	for k, a := range l.accounts {
+	l.bank.each(func(k solana.PublicKey, a *Account) {
 		if o, ok := older[k]; ok {
 			a = o
 		}
 		fn(k, a)
-	}
+	})
 	for k, a := range older {
-		if _, ok := l.accounts[k]; !ok && a != nil {
+		if a != nil && !l.bank.has(k) {
 			fn(k, a) // deleted since cut
 		}
 	}

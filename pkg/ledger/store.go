@@ -7,16 +7,21 @@ import (
 	"github.com/gagliardetto/solana-go"
 )
 
-// store persists produced slots and answers history queries. The ledger
-// keeps all accounts in memory; the store only has to write each slot's
-// changes once (commit) and hand everything back at startup (load).
+// store persists produced slots and answers history queries. commit
+// writes each slot's changes once; load hands back what a restart needs
+// (the recent blocks and the supply). A durable store also serves the
+// accounts (accountSource) and the secondary indexes, which an in-memory
+// ledger keeps in memory instead.
 //
 // commit is called from a single goroutine, in slot order; the read
 // methods may run concurrently with it and see only committed slots.
 type store interface {
 	// load returns the persisted state, or nil for a new store.
-	load(accounts func(solana.PublicKey, *Account)) (*loadedState, error)
+	load() (*loadedState, error)
 	commit(f *frozenSlot) error
+	// indexEach calls fn for every account the durable index of kind
+	// lists under by (an in-memory store lists none).
+	indexEach(kind indexKind, by solana.PublicKey, fn func(solana.PublicKey)) error
 	tx(sig solana.Signature) (*TxRecord, error)
 	block(slot uint64) (*blockRecord, error)
 	blockTxs(slot uint64) ([]*TxRecord, error)
@@ -33,6 +38,13 @@ type store interface {
 	// until (if set), at most limit of them, all in slots <= maxSlot.
 	addressTxs(addr solana.PublicKey, before, until *txLoc, maxSlot uint64, limit int) ([]*TxRecord, error)
 	location(sig solana.Signature) (*txLoc, error)
+	// prune runs one history pruning step (prune.go): limit is
+	// Config.LimitLedgerSize, tipTxs the transactions landed up to the
+	// tip, only slots below before may go, and commits counts the
+	// commits so far. Called by the persister after a commit.
+	prune(limit, tipTxs, before, commits uint64) error
+	// firstSlot is the oldest slot whose history is kept.
+	firstSlot() uint64
 	getMeta(key string) ([]byte, error)
 	putMeta(key string, val []byte) error
 	close() error
@@ -53,6 +65,8 @@ type loadedState struct {
 	tip *blockRecord
 	// recent are the last blocks, oldest first, ending with tip.
 	recent []*blockRecord
+	// capital is the lamports held by all accounts at tip.
+	capital uint64
 }
 
 // frozenSlot is a finished slot on its way to the store.
@@ -61,6 +75,11 @@ type frozenSlot struct {
 	record  *blockRecord
 	genesis bool
 	perf    *PerfSample // a performance sample taken at this slot, if any
+	// capital is the lamports held by all accounts after the slot.
+	capital uint64
+	// indexAdds and indexDels are the secondary-index entries the slot
+	// added, and stale ones to delete (durable stores).
+	indexAdds, indexDels []indexEntry
 }
 
 // memStore keeps everything in memory; it is the store of a ledger
@@ -73,6 +92,9 @@ type memStore struct {
 	byAddr map[solana.PublicKey][]*TxRecord // ascending by location
 	meta   map[string][]byte
 	perf   []PerfSample // ascending, at most MaxPerformanceSamples
+	// first is the oldest slot kept and prunedTxs the transactions in
+	// the slots pruned before it.
+	first, prunedTxs uint64
 }
 
 func newMemStore() *memStore {
@@ -84,7 +106,9 @@ func newMemStore() *memStore {
 	}
 }
 
-func (m *memStore) load(func(solana.PublicKey, *Account)) (*loadedState, error) { return nil, nil }
+func (m *memStore) load() (*loadedState, error) { return nil, nil }
+
+func (m *memStore) indexEach(indexKind, solana.PublicKey, func(solana.PublicKey)) error { return nil }
 
 func (m *memStore) commit(f *frozenSlot) error {
 	m.mu.Lock()

@@ -52,7 +52,8 @@ func (l *Ledger) SubscribeFrom(ctx context.Context, from uint64) <-chan *Block {
 	go func() {
 		defer close(s.out)
 		defer l.subs.remove(s)
-		for slot := from; slot <= tip; slot++ {
+		// Pruned slots have nothing to replay.
+		for slot := max(from, l.FirstAvailableBlock()); slot <= tip; slot++ {
 			info, txs, err := l.Block(slot, Confirmed)
 			if err != nil {
 				l.log.Error("subscription replay failed", "slot", slot, "err", err)

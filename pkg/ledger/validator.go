@@ -183,8 +183,8 @@ func (l *Ledger) VoteAccounts(c Commitment) ([]VoteAccount, uint64) {
 func (l *Ledger) voteAccountsLocked(cut uint64) []VoteAccount {
 	epoch := cut / l.cfg.SlotsPerEpoch
 	stakes := map[solana.PublicKey]uint64{}
-	read := l.readerAt(cut, l.programs.size(solana.StakeProgramID))
-	l.programs.each(solana.StakeProgramID, func(k solana.PublicKey) {
+	read := l.readerAt(cut, l.indexSize(byProgram, solana.StakeProgramID))
+	l.eachIndexed(byProgram, solana.StakeProgramID, func(k solana.PublicKey) {
 		a := read(k)
 		if a == nil || a.Owner != solana.StakeProgramID || len(a.Data) < StakeAccountSize || binary.LittleEndian.Uint32(a.Data) != 2 {
 			return
@@ -201,8 +201,8 @@ func (l *Ledger) voteAccountsLocked(cut uint64) []VoteAccount {
 		stakes[voter] = satAdd(stakes[voter], binary.LittleEndian.Uint64(d[stakeAmount:]))
 	})
 	var out []VoteAccount
-	read = l.readerAt(cut, l.programs.size(solana.VoteProgramID))
-	l.programs.each(solana.VoteProgramID, func(k solana.PublicKey) {
+	read = l.readerAt(cut, l.indexSize(byProgram, solana.VoteProgramID))
+	l.eachIndexed(byProgram, solana.VoteProgramID, func(k solana.PublicKey) {
 		a := read(k)
 		if a == nil || a.Owner != solana.VoteProgramID || len(a.Data) <= voteCommission {
 			return

@@ -38,6 +38,21 @@ type bridge struct {
 	// work; it only saves rescanning and is rebuilt from the persisted
 	// cursor after a restart.
 	scanned magic.Position
+	// live holds the confirmed base blocks the subscription delivered and
+	// baseToEphemeral has not walked yet, reduced to their successful eSPL
+	// transactions, the only ones the validator acts on. From liveFrom
+	// (the first slot delivered; 0 before any) up to liveTip every slot
+	// was delivered, so a slot missing from live has no such transaction;
+	// older slots (the catch-up after a restart) are read from history.
+	// Walking the delivered records spares re-reading and decoding every
+	// base transaction from disk.
+	live     map[uint64][]baseRecord
+	liveFrom uint64
+	liveTip  uint64
+	// syncing is set while sync runs (Sync and the rollup controls): its
+	// passes also walk confirmed slots that the subscription has not
+	// delivered yet.
+	syncing bool
 	// failing counts the failed attempts of intents, to throttle logs.
 	failing map[uint64]int
 	// lastErr and errCount throttle the logging of a pass error that
@@ -60,7 +75,8 @@ func (b *bridge) reportPassError(err error) {
 
 func newBridge(p *Pair) *bridge {
 	return &bridge{p: p, log: p.cfg.Logger.With("component", "validator"), key: p.identity, me: p.Identity(),
-		syncReq: make(chan chan error), ctlReq: make(chan controlRequest), failing: map[uint64]int{}}
+		syncReq: make(chan chan error), ctlReq: make(chan controlRequest), failing: map[uint64]int{},
+		live: map[uint64][]baseRecord{}}
 }
 
 // errRetry marks a step that could not complete now (a transaction did
@@ -82,12 +98,14 @@ func (b *bridge) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			b.saveScanned()
 			return
-		case _, ok := <-baseBlocks:
+		case blk, ok := <-baseBlocks:
 			if !ok {
 				baseBlocks = nil
 				continue
 			}
+			b.deliver(blk)
 		case _, ok := <-erBlocks:
 			if !ok {
 				erBlocks = nil
@@ -101,13 +119,62 @@ func (b *bridge) run(ctx context.Context) {
 			req.reply <- b.runControl(ctx, req.fn)
 			continue
 		}
-		drain(baseBlocks)
+		b.drainBase(baseBlocks)
 		drain(erBlocks)
 		if _, err := b.pass(ctx); err != nil && ctx.Err() == nil {
 			b.reportPassError(err)
 		} else {
 			b.lastErr, b.errCount = "", 0
 		}
+	}
+}
+
+// shutdownFlush bounds how long saving the scan position may delay a
+// shutdown.
+const shutdownFlush = 5 * time.Second
+
+// saveScanned records, at shutdown, how far base history was scanned
+// without work, so the next start does not read those blocks again (the
+// ephemeral ledger is still open: the pair closes it after the bridge).
+func (b *bridge) saveScanned() {
+	st, err := b.bridgeState()
+	if err != nil || !st.Cursor.Less(b.scanned) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownFlush)
+	defer cancel()
+	if err := b.flushCursor(ctx, b.scanned); err != nil {
+		b.log.Warn("could not save the validator's base cursor at shutdown", "err", err)
+	}
+}
+
+// drainBase takes every base block already delivered without blocking:
+// one pass serves them all.
+func (b *bridge) drainBase(ch <-chan *ledger.Block) {
+	for ch != nil {
+		select {
+		case blk, ok := <-ch:
+			if !ok {
+				return
+			}
+			b.deliver(blk)
+		default:
+			return
+		}
+	}
+}
+
+// deliver records a confirmed base block from the subscription.
+func (b *bridge) deliver(blk *ledger.Block) {
+	if b.liveFrom == 0 {
+		b.liveFrom = blk.Slot
+	}
+	b.liveTip = max(b.liveTip, blk.Slot)
+	if blk.Slot <= b.scanned.Slot {
+		return // walked already (read from history by Sync)
+	}
+	if txs := esplRecords(blk.Transactions); len(txs) > 0 {
+		b.live[blk.Slot] = txs
 	}
 }
 
@@ -133,6 +200,8 @@ const maxSyncPasses = 10_000
 // pass durable first (advancing slots in manual mode, waiting for the
 // slot clocks otherwise).
 func (b *bridge) sync(ctx context.Context) error {
+	b.syncing = true
+	defer func() { b.syncing = false }()
 	for i := 0; i < maxSyncPasses; i++ {
 		if err := b.settle(ctx); err != nil {
 			return err

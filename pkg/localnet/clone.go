@@ -17,8 +17,10 @@ import (
 )
 
 // cursorFlushSlots: after scanning this many base slots without work the
-// cursor is persisted anyway, so a restart does not rescan them.
-const cursorFlushSlots = 256
+// cursor is persisted anyway, so a restart does not rescan them (each
+// flush is one write on the ephemeral ledger; a restart reads at most
+// this many base blocks back from history).
+const cursorFlushSlots = 32
 
 // bridgeState reads the validator's cursor and queues from the ephemeral
 // ledger (processed: the bridge is its only writer).
@@ -45,28 +47,44 @@ func (b *bridge) baseToEphemeral(ctx context.Context) (bool, error) {
 		from = b.scanned
 	}
 	tip := b.p.Base.Slot(ledger.Confirmed)
+	if b.liveFrom != 0 && !b.syncing {
+		// Slots past the newest delivered block come with their delivery,
+		// which triggers another pass.
+		tip = min(tip, max(b.liveTip, b.liveFrom-1))
+	}
+	for slot := range b.live {
+		if slot < from.Slot {
+			delete(b.live, slot)
+		}
+	}
 	work := false
-	for slot := max(from.Slot, 1); slot <= tip; slot++ {
+	start := max(from.Slot, 1)
+	if first := b.p.Base.FirstAvailableBlock(); start < first && start <= tip {
+		// History pruned (--limit-ledger-size) before the validator walked
+		// it, e.g. while the rollup was halted: those slots are gone.
+		b.log.Warn("base history was pruned before the validator walked it; eSPL transactions in those slots are not acted on",
+			"from", start, "firstAvailable", first)
+		start = first
+	}
+	for slot := start; slot <= tip; slot++ {
 		if err := ctx.Err(); err != nil {
 			return work, err
 		}
-		_, txs, err := b.p.Base.Block(slot, ledger.Confirmed)
+		txs, err := b.baseRecords(slot)
 		if err != nil {
-			return work, fmt.Errorf("read base block %d: %w", slot, err)
+			return work, err
 		}
-		for i, rec := range txs {
-			if rec.Err != nil {
+		for _, br := range txs {
+			if slot == from.Slot && br.index < from.Tx {
 				continue
 			}
-			if slot == from.Slot && uint32(i) < from.Tx {
-				continue
-			}
-			did, err := b.processBaseTx(ctx, cursor, slot, uint32(i), rec)
+			did, err := b.processBaseTx(ctx, cursor, slot, br.index, br.rec)
 			work = work || did
 			if err != nil {
 				return work, err
 			}
 		}
+		delete(b.live, slot)
 		b.scanned = magic.Position{Slot: slot, Tx: math.MaxUint32}
 	}
 	if !work && b.scanned.Slot >= cursor.Slot+cursorFlushSlots {
@@ -75,6 +93,54 @@ func (b *bridge) baseToEphemeral(ctx context.Context) (bool, error) {
 		}
 	}
 	return work, nil
+}
+
+// baseRecord is a successful base transaction that invokes the eSPL
+// program, with its index in its block.
+type baseRecord struct {
+	index uint32
+	rec   *ledger.TxRecord
+}
+
+// baseRecords returns the eSPL transactions of a confirmed base slot:
+// those the subscription delivered, or for a slot before it (or not
+// delivered yet, during Sync) the block read back from history.
+func (b *bridge) baseRecords(slot uint64) ([]baseRecord, error) {
+	if b.liveFrom != 0 && slot >= b.liveFrom && slot <= b.liveTip {
+		return b.live[slot], nil
+	}
+	_, txs, err := b.p.Base.Block(slot, ledger.Confirmed)
+	if err != nil {
+		return nil, fmt.Errorf("read base block %d: %w", slot, err)
+	}
+	return esplRecords(txs), nil
+}
+
+// esplRecords keeps the successful transactions of a block that invoke
+// the eSPL program (and those that do not decode, which processBaseTx
+// reports).
+func esplRecords(txs []*ledger.TxRecord) []baseRecord {
+	var out []baseRecord
+	for i, rec := range txs {
+		if rec.Err != nil {
+			continue
+		}
+		if tx, err := rec.Transaction(); err == nil && !invokes(&tx.Message, espl.ProgramID) {
+			continue
+		}
+		out = append(out, baseRecord{index: uint32(i), rec: rec})
+	}
+	return out
+}
+
+// invokes reports whether one of msg's instructions calls program.
+func invokes(msg *txwire.Message, program solana.PublicKey) bool {
+	for _, ci := range msg.Instructions {
+		if int(ci.ProgramIDIndex) < len(msg.AccountKeys) && msg.AccountKeys[ci.ProgramIDIndex] == program {
+			return true
+		}
+	}
+	return false
 }
 
 // flushCursor records pos as done without other work.

@@ -186,3 +186,43 @@ func TestRestartBeforeTheValidatorRuns(t *testing.T) {
 		t.Fatalf("bob holds %d, want exactly 15000000", got)
 	}
 }
+
+// TestShutdownSavesScanPosition: with the slot clocks running, the
+// validator walks base blocks as the subscription delivers them; a clean
+// shutdown records how far it got, so the next start does not read those
+// blocks again from history.
+func TestShutdownSavesScanPosition(t *testing.T) {
+	dir := t.TempDir()
+	cfg := localnet.Config{DataDir: dir, BaseSlot: 5 * time.Millisecond, EphemeralSlot: 5 * time.Millisecond, NoSync: true}
+	p, err := localnet.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	// Fewer base slots than the idle flush interval: without the save at
+	// shutdown the cursor would stay where it started.
+	start := p.Base.Slot(ledger.Confirmed)
+	if err := p.Base.WaitForSlot(ctx, start+10, ledger.Confirmed); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	walked := p.Base.Slot(ledger.Confirmed)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p, err = localnet.Open(localnet.Config{DataDir: dir, ManualSlots: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	a, _ := p.Ephemeral.Account(magic.BridgeStateID, ledger.Processed)
+	st, err := magic.DecodeBridgeState(a.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Cursor.Slot < walked {
+		t.Fatalf("cursor saved at slot %d, the validator had walked to %d", st.Cursor.Slot, walked)
+	}
+}

@@ -34,7 +34,7 @@ func (s *Server) handleEvent(ev *ledger.Event) {
 		if n := s.node[kindSlotsUpdates]; n != nil {
 			s.deliver(n, notification(n.method, n.id, slotUpdate{Type: "optimisticConfirmation", Slot: ev.Slot, Timestamp: millis(ev)}))
 		}
-		s.retained = append(s.retained, ev.Block)
+		s.retained = append(s.retained, retainable(ev.Block))
 	case ledger.EventFinalized:
 		s.finalized(ev)
 	}
@@ -72,6 +72,41 @@ func (s *Server) processed(ev *ledger.Event) {
 	s.accountWrites(ledger.Processed, ev.Slot, lastWrites(writes))
 }
 
+// retainable is what the notifier keeps of a confirmed block until it is
+// finalized: the header, the final account values and, per transaction,
+// its signature, error, wire bytes (for mentions filters) and logs. The
+// rest of the records (balances, token balances, inner instructions, the
+// decoded message, each transaction's own writes) is most of their
+// memory, and FinalityDepth slots of them at full speed are hundreds of
+// megabytes; a finalized-level block subscription reads the block back
+// from the ledger instead (finalizedBlock).
+func retainable(b *ledger.Block) *ledger.Block {
+	out := *b
+	out.Applied = nil
+	out.Transactions = make([]*ledger.TxRecord, len(b.Transactions))
+	for i, r := range b.Transactions {
+		slim := &ledger.TxRecord{Signature: r.Signature, Slot: r.Slot, Index: r.Index, BlockTime: r.BlockTime, Raw: r.Raw, Err: r.Err}
+		if r.Meta != nil {
+			slim.Meta = &ledger.TxMeta{Logs: r.Meta.Logs}
+		}
+		out.Transactions[i] = slim
+	}
+	return &out
+}
+
+// finalizedBlock is b with its full transaction records, read back from
+// the ledger's history (nil if it cannot be read).
+func (s *Server) finalizedBlock(b *ledger.Block) *ledger.Block {
+	_, txs, err := s.l.Block(b.Slot, ledger.Finalized)
+	if err != nil || len(txs) != len(b.Transactions) {
+		s.log.Warn("cannot read a finalized block back for block subscriptions", "slot", b.Slot, "err", err)
+		return nil
+	}
+	full := *b
+	full.Transactions = txs
+	return &full
+}
+
 // lastWrites keeps the last write of each account, in first-write order.
 func lastWrites(ws []ledger.AccountWrite) []ledger.AccountWrite {
 	if len(ws) < 2 {
@@ -103,6 +138,15 @@ func (s *Server) committed(level ledger.Commitment, b *ledger.Block) {
 	}
 	s.logs(ix, b.Slot, b.Transactions)
 	s.accountWrites(level, b.Slot, b.Writes)
+	if len(ix.blocks) == 0 {
+		return
+	}
+	if level == ledger.Finalized {
+		// Retained blocks are slim (retainable).
+		if b = s.finalizedBlock(b); b == nil {
+			return
+		}
+	}
 	for sub := range ix.blocks {
 		s.block(sub, b)
 	}

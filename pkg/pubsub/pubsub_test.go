@@ -607,3 +607,41 @@ func encodeForTest(a *ledger.Account, enc string) (string, error) {
 	}
 	return d[0], nil
 }
+
+// TestFinalizedMatchesConfirmed: the notifier keeps only a slim copy of
+// each confirmed block until it is finalized (and reads full blocks back
+// from the ledger for block subscriptions); every finalized-level
+// notification must still be what the confirmed-level one was.
+func TestFinalizedMatchesConfirmed(t *testing.T) {
+	e := newEnv(t, ledger.Config{FinalityDepth: 1}, Options{})
+	c := e.dial()
+	to, _, raw := e.transfer(1_000_000)
+	kinds := map[uint64]string{}
+	for _, level := range []string{"confirmed", "finalized"} {
+		for kind, params := range map[string][]any{
+			"blockSubscribe":   {"all", map[string]any{"commitment": level, "encoding": "json", "maxSupportedTransactionVersion": 0}},
+			"logsSubscribe":    {map[string]any{"mentions": []string{to.String()}}, map[string]any{"commitment": level}},
+			"accountSubscribe": {to.String(), map[string]any{"commitment": level, "encoding": "base64"}},
+		} {
+			kinds[c.subscribe(kind, params...)] = level + " " + kind
+		}
+	}
+	e.process(raw)
+	e.advance()
+	e.advance()
+	got := map[string]string{}
+	for len(got) < 6 {
+		m := c.note()
+		k, ok := kinds[m.Params.Subscription]
+		if !ok {
+			t.Fatalf("unexpected notification %s", m.raw)
+		}
+		if _, dup := got[k]; dup {
+			continue // a later block (empty slots notify blocks too)
+		}
+		got[k] = string(m.Params.Result)
+	}
+	for _, kind := range []string{"blockSubscribe", "logsSubscribe", "accountSubscribe"} {
+		jsonEq(t, got["finalized "+kind], got["confirmed "+kind])
+	}
+}

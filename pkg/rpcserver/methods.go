@@ -579,7 +579,7 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if info == nil {
-		return nil, Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
+		return nil, h.blockMissing(slot)
 	}
 	return RenderBlockFor(ctx, h.readFilter(), info, txs, BlockOptions{
 		Encoding: enc, Details: details, Rewards: cfg.Rewards == nil || *cfg.Rewards,
@@ -619,9 +619,19 @@ func (h *Handler) getBlockTime(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if info == nil {
-		return nil, Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
+		return nil, h.blockMissing(slot)
 	}
 	return info.Time, nil
+}
+
+// blockMissing is the error for a slot without a block: Agave's "cleaned
+// up" for a slot whose history was pruned (ferry serve
+// --limit-ledger-size), else "not available" (not confirmed yet).
+func (h *Handler) blockMissing(slot uint64) error {
+	if first := h.l.FirstAvailableBlock(); slot < first {
+		return Errorf(CodeBlockCleanedUp, "Block %d cleaned up, does not exist on node. First available block: %d", slot, first)
+	}
+	return Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
 }
 
 // blocksCommitment is the commitment of getBlocks/getBlocksWithLimit. It
@@ -944,15 +954,12 @@ func (h *Handler) sendTransaction(ctx context.Context, p Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cfg struct {
-		Encoding            *string `json:"encoding"`
-		SkipPreflight       bool    `json:"skipPreflight"`
-		PreflightCommitment *string `json:"preflightCommitment"`
-		MaxRetries          *uint   `json:"maxRetries"`
-		MinContextSlot      *uint64 `json:"minContextSlot"`
-	}
-	if err := p.Config(1, &cfg); err != nil {
-		return nil, err
+	var cfg sendConfig
+	if !p.Has(1) || !parseSendConfig(p[1], &cfg) {
+		cfg = sendConfig{}
+		if err := p.Config(1, &cfg); err != nil {
+			return nil, err
+		}
 	}
 	raw, err := decodeWireTx(s, txEncodingParam(cfg.Encoding))
 	if err != nil {

@@ -91,6 +91,9 @@ type Options struct {
 	SlotDuration, EphemeralSlotDuration time.Duration
 	FinalityDepth                       int
 	NoSync                              bool
+	// LimitLedgerSize bounds each chain node's history to about this many
+	// newest transactions (ledger.Config.LimitLedgerSize; 0 keeps all).
+	LimitLedgerSize uint64
 
 	// Demo configures the demo mint and wallets made on first start.
 	Demo DemoOptions

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,14 @@ func TestRunConfirmsEverything(t *testing.T) {
 		txs = txs[250:]
 		if err != nil || res.Confirmed != 250 || res.Failed != 0 {
 			t.Fatalf("run %+v: %+v, %v", o, res, err)
+		}
+		// One latency per confirmed transaction, ascending, none longer
+		// than the run.
+		if len(res.Latencies) != 250 || !slices.IsSorted(res.Latencies) || res.Latencies[0] <= 0 || res.Percentile(100) > res.Elapsed {
+			t.Fatalf("run %+v: %d latencies, p0 %v, p100 %v, elapsed %v", o, len(res.Latencies), res.Percentile(0.1), res.Percentile(100), res.Elapsed)
+		}
+		if p50, p99 := res.Percentile(50), res.Percentile(99); p50 > p99 || p50 != res.Latencies[124] || p99 != res.Latencies[247] {
+			t.Fatalf("percentiles: p50 %v p99 %v of %v", p50, p99, res.Latencies)
 		}
 	}
 	// Sending the same transactions again: every send fails preflight as

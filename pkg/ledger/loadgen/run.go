@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -51,6 +53,22 @@ type Result struct {
 	// confirmation.
 	SendTime time.Duration
 	Elapsed  time.Duration
+	// Latencies are, for each transaction that reached the commitment,
+	// the time from the start of the request that sent it to the status
+	// poll that saw it there, ascending. Polls run back to back while
+	// statuses change (and every 25 ms otherwise), so the figures are
+	// upper bounds by about one poll.
+	Latencies []time.Duration
+}
+
+// Percentile is the p-th percentile (0 < p <= 100) of Latencies, or 0
+// when there are none.
+func (r Result) Percentile(p float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(r.Latencies)))) - 1
+	return r.Latencies[min(max(i, 0), len(r.Latencies)-1)]
 }
 
 // TPS is confirmed transactions per second over the whole run.
@@ -142,7 +160,11 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 		failed.Add(1)
 		firstErr.CompareAndSwap(nil, msg)
 	}
-	sent := make(chan string, len(txs))
+	type inFlight struct {
+		sig string
+		at  time.Time
+	}
+	sent := make(chan inFlight, len(txs))
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -154,6 +176,7 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 			defer closeConn()
 			for i := int(next.Add(1) - 1); i < len(jobs) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				j := jobs[i]
+				at := time.Now()
 				body, err := post(j.body)
 				if err != nil {
 					for range j.sigs {
@@ -166,7 +189,7 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 					// already know, so skip decoding them (the generator shares
 					// the CPU with the node it measures).
 					for _, s := range j.sigs {
-						sent <- s
+						sent <- inFlight{s, at}
 					}
 					continue
 				}
@@ -182,7 +205,7 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 						fail(fmt.Sprintf("send: %d %s", r.Error.Code, r.Error.Message))
 						continue
 					}
-					sent <- j.sigs[k]
+					sent <- inFlight{j.sigs[k], at}
 				}
 			}
 		}()
@@ -204,7 +227,7 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 		return res, err
 	}
 	defer closePoll()
-	var pending []string // in send order
+	var pending []inFlight // in send order
 	open := true
 	for open || len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -230,11 +253,15 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 			continue
 		}
 		progress := false
-		var keep []string
+		var keep []inFlight
 		lo := 0
 		for ; lo < len(pending); lo += 256 {
 			chunk := pending[lo:min(lo+256, len(pending))]
-			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "getSignatureStatuses", "params": []any{chunk}})
+			sigs := make([]string, len(chunk))
+			for i, p := range chunk {
+				sigs[i] = p.sig
+			}
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "getSignatureStatuses", "params": []any{sigs}})
 			raw, err := poll(body)
 			if err != nil {
 				return res, fmt.Errorf("getSignatureStatuses: %w", err)
@@ -256,6 +283,7 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 				return res, fmt.Errorf("getSignatureStatuses: bad result %s", resps[0].Result)
 			}
 			done := 0
+			now := time.Now()
 			for i, st := range v.Value {
 				if st == nil || !reached(st.ConfirmationStatus, o.Commitment) {
 					keep = append(keep, chunk[i])
@@ -267,6 +295,7 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 					continue
 				}
 				res.Confirmed++
+				res.Latencies = append(res.Latencies, now.Sub(chunk[i].at))
 			}
 			if done == 0 {
 				lo += len(chunk)
@@ -282,6 +311,7 @@ func Run(ctx context.Context, txs [][]byte, o Options) (Result, error) {
 		}
 	}
 	res.Elapsed = time.Since(start)
+	slices.Sort(res.Latencies)
 	res.SendTime = sendTime
 	res.Sent = len(txs)
 	res.Failed = int(failed.Load())

@@ -1,0 +1,685 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gagliardetto/solana-go"
+)
+
+// The account store of a durable ledger is a log: every committed slot
+// appends the final value of each account it wrote to the newest segment
+// file, so the bytes written per slot are proportional to the accounts
+// written, however many accounts exist. (A B+tree keyed by address, which
+// the store used before, rewrites a 4 KiB page for nearly every account
+// once the tree is larger than a slot's writes.) A key directory maps each
+// address to its newest record; the ledger reads an account from disk only
+// when it is not in memory (bank.go keeps the written and recently read
+// ones).
+//
+// Files in <DataDir>/accounts:
+//
+//	NNNNNNNN.seg  records: length u32 | crc32c u32 | address | encodeAccount
+//	              (length 0: the account was deleted)
+//	keydir        snapshot of the key directory: every live address and
+//	              where its record is, sorted by address, with the log
+//	              position it covers
+//
+// Durability: a slot's records are appended and synced before the bbolt
+// transaction that commits the slot, which stores the log's end; at open
+// the log is cut back to that end, so records of a slot that never
+// committed disappear. The key directory is rebuilt from the snapshot plus
+// the records after the position the snapshot covers. The snapshot is
+// rewritten once the log has grown by snapshotRatio times its size since
+// the last one (so its cost per written account does not grow with the
+// number of accounts) and at Close (so a clean restart replays nothing).
+//
+// Garbage: a record stops being live when a newer one for the same
+// address is written. Once the segments hold more than garbageRatio times
+// the live bytes, the oldest sealed segment is cleaned by copying its live
+// records to the head of the log (as part of a slot's commit) and deleted
+// after the next snapshot, which no longer points into it. A segment is
+// deleted only when it lies wholly before the snapshot's position and
+// holds no live record, so a later replay never needs it.
+const (
+	// accountSegmentBytes is the size at which a segment is sealed and a
+	// new one started: small enough that cleaning one is a short pause.
+	accountSegmentBytes = 8 << 20
+	// accountGarbageRatio: the segments may hold this many times the live
+	// bytes before the oldest one is cleaned. Cleaning then copies about
+	// one live byte per two bytes freed.
+	accountGarbageRatio = 3
+	// accountSnapshotRatio: the key directory is snapshotted once the log
+	// has grown by this many times the snapshot's size.
+	accountSnapshotRatio = 4
+	// accountSnapshotMin is the least log growth between snapshots (or 16
+	// segments, if less).
+	accountSnapshotMin = 1 << 20
+	// accountRecordHeader is the length and checksum before each record.
+	accountRecordHeader = 8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// accLoc is where an account's newest record is: segment, offset of the
+// record header and record length (header included).
+type accLoc struct {
+	seg, off, n uint32
+}
+
+// logPos is a position in the log: a segment and an offset in it.
+type logPos struct {
+	seg, off uint32
+}
+
+func (p logPos) less(q logPos) bool { return p.seg < q.seg || (p.seg == q.seg && p.off < q.off) }
+
+func (p logPos) bytes() []byte {
+	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, p.seg), p.off)
+}
+
+func decodeLogPos(b []byte) (logPos, error) {
+	if len(b) != 8 {
+		return logPos{}, fmt.Errorf("%w: account log position", errCorrupt)
+	}
+	return logPos{binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])}, nil
+}
+
+// keydirCodec lays out the key directory: address -> segment, offset,
+// length (LE).
+var keydirCodec = &tableCodec[solana.PublicKey, accLoc]{
+	magic: "ferry-keydir-2\n\x00", keySize: 32, valSize: 12,
+	putKey: func(b []byte, k solana.PublicKey) { copy(b, k[:]) },
+	getKey: func(b []byte) solana.PublicKey { return solana.PublicKeyFromBytes(b) },
+	putVal: func(b []byte, l accLoc) {
+		binary.LittleEndian.PutUint32(b, l.seg)
+		binary.LittleEndian.PutUint32(b[4:], l.off)
+		binary.LittleEndian.PutUint32(b[8:], l.n)
+	},
+	getVal: func(b []byte) accLoc {
+		return accLoc{binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])}
+	},
+}
+
+// accountLog is the account store of a durable ledger (see above). The
+// persister is its only writer; reads may come from any goroutine.
+type accountLog struct {
+	dir    string
+	noSync bool
+	// segBytes is accountSegmentBytes (tests make it smaller).
+	segBytes int64
+
+	// mu guards everything below; readers hold it across the read of a
+	// record, so a segment is never closed under them.
+	mu     sync.RWMutex
+	files  map[uint32]*os.File // every segment, open
+	sizes  map[uint32]int64    // bytes per segment
+	live   map[uint32]int64    // live record bytes per segment
+	head   logPos              // end of the log (the next record goes here)
+	keydir *sortedTable[solana.PublicKey, accLoc]
+	total  int64 // bytes in all segments
+	alive  int64 // live bytes in all segments
+
+	snapPos logPos // position the newest snapshot covers
+	grown   int64  // log bytes appended since that snapshot
+	// cleaned are segments whose live records were copied to the head;
+	// they are deleted once a snapshot no longer points into them, and
+	// until then do not count as garbage.
+	cleaned map[uint32]bool
+
+	// pending are the records of the commit in progress: appended (and
+	// synced) but not yet in the key directory.
+	pending []pendingRecord
+}
+
+type pendingRecord struct {
+	key     solana.PublicKey
+	loc     accLoc
+	deleted bool
+}
+
+func segName(id uint32) string { return fmt.Sprintf("%08d.seg", id) }
+
+// openAccountLog opens the log in dir and cuts it back to end, the
+// position the last committed slot recorded (the zero position for a
+// store that has none yet).
+func openAccountLog(dir string, end logPos, noSync bool, segBytes int64) (*accountLog, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create account log: %w", err)
+	}
+	if segBytes <= 0 {
+		segBytes = accountSegmentBytes
+	}
+	lg := &accountLog{
+		dir: dir, noSync: noSync, segBytes: segBytes, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, live: map[uint32]int64{},
+		cleaned: map[uint32]bool{},
+	}
+	if err := lg.open(end); err != nil {
+		lg.closeFiles()
+		return nil, err
+	}
+	return lg, nil
+}
+
+func (lg *accountLog) open(end logPos) error {
+	if end.seg == 0 {
+		end = logPos{seg: 1}
+	}
+	entries, err := os.ReadDir(lg.dir)
+	if err != nil {
+		return fmt.Errorf("read account log: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, "keydir.tmp") {
+			os.Remove(filepath.Join(lg.dir, name))
+			continue
+		}
+		id, ok := strings.CutSuffix(name, ".seg")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(id, 10, 32)
+		if err != nil || n == 0 {
+			continue
+		}
+		seg := uint32(n)
+		path := filepath.Join(lg.dir, name)
+		if seg > end.seg {
+			// Written by a slot that never committed.
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("account log: remove uncommitted %s: %w", name, err)
+			}
+			continue
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+		if err != nil {
+			return fmt.Errorf("account log: %w", err)
+		}
+		lg.files[seg] = f
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("account log: %w", err)
+		}
+		size := fi.Size()
+		if seg == end.seg && size != int64(end.off) {
+			if size < int64(end.off) {
+				return fmt.Errorf("%w: account log %s has %d bytes, the ledger committed %d", errCorrupt, name, size, end.off)
+			}
+			if err := f.Truncate(int64(end.off)); err != nil {
+				return fmt.Errorf("account log: cut back %s: %w", name, err)
+			}
+			size = int64(end.off)
+		}
+		lg.sizes[seg] = size
+		lg.total += size
+	}
+	if _, ok := lg.files[end.seg]; !ok {
+		if end.off != 0 {
+			return fmt.Errorf("%w: account log segment %s missing", errCorrupt, segName(end.seg))
+		}
+		f, err := os.OpenFile(filepath.Join(lg.dir, segName(end.seg)), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("account log: %w", err)
+		}
+		lg.files[end.seg] = f
+		lg.sizes[end.seg] = 0
+	}
+	lg.head = end
+	if lg.keydir, err = openTable(filepath.Join(lg.dir, "keydir"), keydirCodec); err != nil {
+		return err
+	}
+	if err := lg.readMeta(lg.keydir.meta); err != nil {
+		return err
+	}
+	if err := lg.replay(lg.snapPos, end); err != nil {
+		return err
+	}
+	lg.grown = lg.distance(lg.snapPos, end)
+	lg.dropDead()
+	return nil
+}
+
+// keydirMeta is what the key directory's file records besides the
+// entries: the log position it covers and the live bytes per segment.
+func (lg *accountLog) keydirMeta(pos logPos) []byte {
+	b := append(pos.bytes(), binary.LittleEndian.AppendUint32(nil, uint32(len(lg.live)))...)
+	segs := make([]uint32, 0, len(lg.live))
+	for s := range lg.live {
+		segs = append(segs, s)
+	}
+	slices.Sort(segs)
+	for _, s := range segs {
+		b = binary.LittleEndian.AppendUint32(b, s)
+		b = binary.LittleEndian.AppendUint64(b, uint64(lg.live[s]))
+	}
+	return b
+}
+
+func (lg *accountLog) readMeta(b []byte) error {
+	if b == nil {
+		lg.snapPos = logPos{seg: 1}
+		return nil
+	}
+	if len(b) < 12 {
+		return fmt.Errorf("%w: key directory meta", errCorrupt)
+	}
+	lg.snapPos, _ = decodeLogPos(b[:8])
+	n := int(binary.LittleEndian.Uint32(b[8:]))
+	if len(b) != 12+12*n {
+		return fmt.Errorf("%w: key directory meta", errCorrupt)
+	}
+	for p := b[12:]; len(p) > 0; p = p[12:] {
+		live := int64(binary.LittleEndian.Uint64(p[4:]))
+		lg.live[binary.LittleEndian.Uint32(p)] = live
+		lg.alive += live
+	}
+	return nil
+}
+
+// distance is the number of log bytes from p to q.
+func (lg *accountLog) distance(p, q logPos) int64 {
+	if !p.less(q) {
+		return 0
+	}
+	if p.seg == q.seg {
+		return int64(q.off - p.off)
+	}
+	d := lg.sizes[p.seg] - int64(p.off)
+	for s := p.seg + 1; s < q.seg; s++ {
+		d += lg.sizes[s]
+	}
+	return d + int64(q.off)
+}
+
+// replay applies the records between from and to to the key directory.
+func (lg *accountLog) replay(from, to logPos) error {
+	for seg := from.seg; seg <= to.seg; seg++ {
+		f := lg.files[seg]
+		if f == nil {
+			return fmt.Errorf("%w: account log segment %s missing", errCorrupt, segName(seg))
+		}
+		start, end := int64(0), lg.sizes[seg]
+		if seg == from.seg {
+			start = int64(from.off)
+		}
+		if seg == to.seg {
+			end = int64(to.off)
+		}
+		if start >= end {
+			continue
+		}
+		buf := make([]byte, end-start)
+		if _, err := f.ReadAt(buf, start); err != nil {
+			return fmt.Errorf("replay account log %s: %w", segName(seg), err)
+		}
+		for off := 0; off < len(buf); {
+			key, rec, n, err := parseRecord(buf[off:])
+			if err != nil {
+				return fmt.Errorf("replay account log %s at %d: %w", segName(seg), start+int64(off), err)
+			}
+			lg.record(pendingRecord{key: key, deleted: len(rec) == 0, loc: accLoc{seg, uint32(start) + uint32(off), uint32(n)}})
+			off += n
+		}
+	}
+	return nil
+}
+
+// record makes r the newest record of its account. Callers hold mu.
+func (lg *accountLog) record(r pendingRecord) {
+	if old, ok := lg.keydir.get(r.key); ok {
+		lg.live[old.seg] -= int64(old.n)
+		lg.alive -= int64(old.n)
+	}
+	if r.deleted {
+		lg.keydir.del(r.key)
+		return
+	}
+	lg.keydir.set(r.key, r.loc)
+	lg.live[r.loc.seg] += int64(r.loc.n)
+	lg.alive += int64(r.loc.n)
+}
+
+// parseRecord reads the record at the start of b: its address, its
+// encoded account (empty: deleted) and its length.
+func parseRecord(b []byte) (solana.PublicKey, []byte, int, error) {
+	if len(b) < accountRecordHeader+32 {
+		return solana.PublicKey{}, nil, 0, fmt.Errorf("%w: account record header", errCorrupt)
+	}
+	n := int(binary.LittleEndian.Uint32(b))
+	if n < 0 || len(b)-accountRecordHeader-32 < n {
+		return solana.PublicKey{}, nil, 0, fmt.Errorf("%w: account record length", errCorrupt)
+	}
+	body := b[accountRecordHeader : accountRecordHeader+32+n]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
+		return solana.PublicKey{}, nil, 0, fmt.Errorf("%w: account record checksum", errCorrupt)
+	}
+	return solana.PublicKeyFromBytes(body[:32]), body[32:], accountRecordHeader + 32 + n, nil
+}
+
+func appendRecord(buf []byte, key solana.PublicKey, a *Account) []byte {
+	start := len(buf)
+	buf = append(buf, make([]byte, accountRecordHeader)...)
+	buf = append(buf, key[:]...)
+	if a != nil {
+		buf = appendAccount(buf, a)
+	}
+	binary.LittleEndian.PutUint32(buf[start:], uint32(len(buf)-start-accountRecordHeader-32))
+	binary.LittleEndian.PutUint32(buf[start+4:], crc32.Checksum(buf[start+accountRecordHeader:], castagnoli))
+	return buf
+}
+
+// get reads an account, or nil if it does not exist.
+func (lg *accountLog) get(key solana.PublicKey) (*Account, error) {
+	lg.mu.RLock()
+	defer lg.mu.RUnlock()
+	loc, ok := lg.keydir.get(key)
+	if !ok {
+		return nil, nil
+	}
+	return lg.read(key, loc)
+}
+
+// read decodes the record at loc. Callers hold mu.
+func (lg *accountLog) read(key solana.PublicKey, loc accLoc) (*Account, error) {
+	buf := make([]byte, loc.n)
+	if _, err := lg.files[loc.seg].ReadAt(buf, int64(loc.off)); err != nil {
+		return nil, fmt.Errorf("read account %s: %w", key, err)
+	}
+	k, rec, _, err := parseRecord(buf)
+	if err == nil && k != key {
+		err = fmt.Errorf("%w: record of %s found for %s", errCorrupt, k, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read account %s: %w", key, err)
+	}
+	return decodeAccount(rec)
+}
+
+// each calls fn for every account in the store (in no order) until fn
+// returns false.
+func (lg *accountLog) each(fn func(solana.PublicKey, *Account) bool) error {
+	lg.mu.RLock()
+	defer lg.mu.RUnlock()
+	var err error
+	lg.keydir.each(func(k solana.PublicKey, loc accLoc) bool {
+		var a *Account
+		if a, err = lg.read(k, loc); err != nil {
+			return false
+		}
+		return fn(k, a)
+	})
+	return err
+}
+
+// size estimates the number of live accounts.
+func (lg *accountLog) size() int {
+	lg.mu.RLock()
+	defer lg.mu.RUnlock()
+	return lg.keydir.entries() + lg.keydir.changes()
+}
+
+// append writes a slot's account values (nil: deleted) and, when there
+// is too much garbage, the live records of the oldest sealed segments,
+// and syncs them. It returns the log's new end, which the slot's commit
+// records; apply then makes the records visible.
+func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
+	lg.pending = lg.pending[:0]
+	var buf []byte
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		f := lg.files[lg.head.seg]
+		if _, err := f.WriteAt(buf, int64(lg.head.off)); err != nil {
+			return fmt.Errorf("append to account log: %w", err)
+		}
+		lg.head.off += uint32(len(buf))
+		lg.sizes[lg.head.seg] = int64(lg.head.off)
+		lg.total += int64(len(buf))
+		lg.grown += int64(len(buf))
+		buf = buf[:0]
+		return nil
+	}
+	var rotated []*os.File
+	add := func(key solana.PublicKey, rec []byte, deleted bool) error {
+		if int64(lg.head.off)+int64(len(buf)+len(rec)) > lg.segBytes && lg.head.off+uint32(len(buf)) > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
+			rotated = append(rotated, lg.files[lg.head.seg])
+			next := lg.head.seg + 1
+			f, err := os.OpenFile(filepath.Join(lg.dir, segName(next)), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+			if err != nil {
+				return fmt.Errorf("account log: %w", err)
+			}
+			lg.mu.Lock()
+			lg.files[next] = f
+			lg.sizes[next] = 0
+			lg.mu.Unlock()
+			lg.head = logPos{seg: next}
+		}
+		lg.pending = append(lg.pending, pendingRecord{key: key, deleted: deleted,
+			loc: accLoc{lg.head.seg, lg.head.off + uint32(len(buf)), uint32(len(rec))}})
+		buf = append(buf, rec...)
+		return nil
+	}
+	var one []byte
+	appended := int64(0)
+	for _, w := range writes {
+		one = appendRecord(one[:0], w.Key, w.Account)
+		appended += int64(len(one))
+		if err := add(w.Key, one, w.Account == nil); err != nil {
+			return logPos{}, err
+		}
+	}
+	// Clean about as much as was written (and at least a segment), so the
+	// garbage cannot outgrow the cleaning.
+	for budget := 4*appended + lg.segBytes; budget > 0; {
+		n, err := lg.clean(add)
+		if err != nil {
+			return logPos{}, err
+		}
+		if n == 0 {
+			break
+		}
+		budget -= n
+	}
+	if err := flush(); err != nil {
+		return logPos{}, err
+	}
+	if !lg.noSync {
+		for _, f := range append(rotated, lg.files[lg.head.seg]) {
+			if err := f.Sync(); err != nil {
+				return logPos{}, fmt.Errorf("sync account log: %w", err)
+			}
+		}
+		if len(rotated) > 0 {
+			if err := syncDir(lg.dir); err != nil {
+				return logPos{}, err
+			}
+		}
+	}
+	return lg.head, nil
+}
+
+// clean copies the live records of the oldest sealed segment to the
+// head of the log when the segments hold too much garbage, and returns
+// the segment's size (0: nothing to clean). It reads the segment from
+// start to end and keeps the records the key directory still points to;
+// a record the same commit wrote again is not copied.
+func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int64, error) {
+	total := lg.total
+	for s := range lg.cleaned {
+		total -= lg.sizes[s]
+	}
+	if total <= accountGarbageRatio*lg.alive+lg.segBytes {
+		return 0, nil
+	}
+	var oldest uint32
+	for s := range lg.sizes {
+		if s < lg.head.seg && !lg.cleaned[s] && (oldest == 0 || s < oldest) {
+			oldest = s
+		}
+	}
+	if oldest == 0 {
+		return 0, nil
+	}
+	lg.cleaned[oldest] = true
+	size := lg.sizes[oldest]
+	if lg.live[oldest] <= 0 {
+		return max(size, 1), nil
+	}
+	buf := make([]byte, size)
+	if _, err := lg.files[oldest].ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("clean account log %s: %w", segName(oldest), err)
+	}
+	written := make(map[solana.PublicKey]bool, len(lg.pending))
+	for _, p := range lg.pending {
+		written[p.key] = true
+	}
+	for off := 0; off < len(buf); {
+		key, _, n, err := parseRecord(buf[off:])
+		if err != nil {
+			return 0, fmt.Errorf("clean account log %s at %d: %w", segName(oldest), off, err)
+		}
+		lg.mu.RLock()
+		loc, ok := lg.keydir.get(key)
+		lg.mu.RUnlock()
+		if ok && loc.seg == oldest && loc.off == uint32(off) && !written[key] {
+			if err := add(key, buf[off:off+n], false); err != nil {
+				return 0, err
+			}
+		}
+		off += n
+	}
+	return max(size, 1), nil
+}
+
+// apply makes the records of the last append visible, once the slot's
+// commit is durable, and snapshots the key directory when it is due.
+func (lg *accountLog) apply() error {
+	lg.mu.Lock()
+	for _, p := range lg.pending {
+		lg.record(p)
+	}
+	lg.pending = lg.pending[:0]
+	lg.mu.Unlock()
+	if lg.grown >= max(accountSnapshotRatio*lg.keydir.size, min(accountSnapshotMin, 16*lg.segBytes)) {
+		return lg.snapshot()
+	}
+	return nil
+}
+
+// snapshot writes the key directory and deletes the segments nothing
+// points into anymore. The file is written while readers go on; only the
+// switch to it holds them up.
+func (lg *accountLog) snapshot() error {
+	lg.mu.RLock()
+	pos := lg.head
+	nt, err := lg.keydir.write(lg.keydirMeta(pos), !lg.noSync, nil)
+	lg.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("snapshot key directory: %w", err)
+	}
+	lg.mu.Lock()
+	err = lg.keydir.replace(nt)
+	lg.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	lg.snapPos, lg.grown = pos, 0
+	lg.dropDead()
+	return nil
+}
+
+// dropDead deletes the sealed segments before the snapshot position that
+// hold no live record.
+func (lg *accountLog) dropDead() {
+	var dead []uint32
+	lg.mu.Lock()
+	for s, f := range lg.files {
+		if s < lg.snapPos.seg && s < lg.head.seg && lg.live[s] <= 0 {
+			f.Close()
+			delete(lg.files, s)
+			lg.total -= lg.sizes[s]
+			delete(lg.sizes, s)
+			delete(lg.live, s)
+			delete(lg.cleaned, s)
+			dead = append(dead, s)
+		}
+	}
+	lg.mu.Unlock()
+	for _, s := range dead {
+		os.Remove(filepath.Join(lg.dir, segName(s)))
+	}
+}
+
+// close snapshots the key directory (a clean restart then replays
+// nothing) and closes the files.
+func (lg *accountLog) close() error {
+	var err error
+	if lg.grown > 0 && lg.files[lg.head.seg] != nil {
+		err = lg.snapshot()
+	}
+	return errors.Join(err, lg.closeFiles())
+}
+
+func (lg *accountLog) closeFiles() error {
+	for _, f := range lg.files {
+		f.Close()
+	}
+	lg.files = map[uint32]*os.File{}
+	if lg.keydir != nil {
+		return lg.keydir.close()
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with what write writes: a temporary
+// file, synced, renamed over it, and the directory synced.
+func writeFileAtomic(path string, sync bool, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	err = write(tmp)
+	if err == nil && sync {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if sync {
+		return syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

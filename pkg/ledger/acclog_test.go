@@ -1,0 +1,272 @@
+package ledger
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/spl"
+)
+
+// abandon drops a log as a killed process would: no snapshot, files left
+// as they are.
+func (lg *accountLog) abandon() { lg.closeFiles() }
+
+func testKey(i int) solana.PublicKey {
+	var k solana.PublicKey
+	k[0], k[1], k[2] = byte(i), byte(i>>8), 0xA5
+	return k
+}
+
+func testAccount(lamports uint64, size int) *Account {
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(lamports) + byte(i)
+	}
+	return &Account{Lamports: lamports, Owner: spl.TokenProgramID, Data: data, RentEpoch: 7}
+}
+
+// checkLog asserts that the log holds exactly model.
+func checkLog(t *testing.T, lg *accountLog, model map[solana.PublicKey]*Account, keys int) {
+	t.Helper()
+	for i := 0; i < keys; i++ {
+		k := testKey(i)
+		got, err := lg.get(k)
+		if err != nil {
+			t.Fatalf("get %d: %v", i, err)
+		}
+		want := model[k]
+		switch {
+		case want == nil && got != nil:
+			t.Fatalf("account %d: deleted, read %+v", i, got)
+		case want != nil && (got == nil || got.Lamports != want.Lamports || string(got.Data) != string(want.Data) || got.Owner != want.Owner || got.RentEpoch != want.RentEpoch):
+			t.Fatalf("account %d: read %+v, want %+v", i, got, want)
+		}
+	}
+	n := 0
+	if err := lg.each(func(k solana.PublicKey, a *Account) bool {
+		if w := model[k]; w == nil || w.Lamports != a.Lamports {
+			t.Fatalf("each: %s = %d lamports, model %v", k, a.Lamports, w)
+		}
+		n++
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(model) {
+		t.Fatalf("each visited %d accounts, model has %d", n, len(model))
+	}
+}
+
+// TestAccountLog writes random slots of account changes to a log with
+// tiny segments (so segments rotate, are cleaned and deleted all the
+// time), and after every few slots reopens it: cleanly (snapshot),
+// after a kill (replay), or after a kill in the middle of a commit (the
+// appended records, cleaning copies included, are cut back because the
+// commit never recorded them). Every reopen must read exactly the state
+// of the last committed slot.
+func TestAccountLog(t *testing.T) {
+	const keys = 300
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	const seg = 4 << 10
+	lg, err := openAccountLog(dir, logPos{}, true, seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[solana.PublicKey]*Account{}
+	var end logPos
+	maxSegments, cleanings := 0, 0
+	for slot := 1; slot <= 400; slot++ {
+		// A few hot accounts change every slot, cold ones now and then.
+		var writes []AccountWrite
+		seen := map[solana.PublicKey]bool{}
+		for j := 0; j < 12; j++ {
+			i := rng.IntN(8)
+			if j >= 4 {
+				i = rng.IntN(keys)
+			}
+			k := testKey(i)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			var a *Account
+			if rng.IntN(10) > 0 {
+				a = testAccount(uint64(slot*100+j), rng.IntN(200))
+			}
+			writes = append(writes, AccountWrite{Key: k, Account: a})
+		}
+		cleaned := len(lg.cleaned)
+		pos, err := lg.append(writes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lg.cleaned) > cleaned {
+			cleanings++
+		}
+		switch rng.IntN(10) {
+		case 0:
+			// Killed before the slot's commit: the next open is told the
+			// previous end.
+			lg.abandon()
+			if lg, err = openAccountLog(dir, end, true, seg); err != nil {
+				t.Fatalf("slot %d: reopen after a kill mid-commit: %v", slot, err)
+			}
+			checkLog(t, lg, model, keys)
+			continue
+		}
+		if err := lg.apply(); err != nil {
+			t.Fatal(err)
+		}
+		end = pos
+		for _, w := range writes {
+			model[w.Key] = w.Account
+			if w.Account == nil {
+				delete(model, w.Key)
+			}
+		}
+		switch rng.IntN(10) {
+		case 0:
+			if err := lg.close(); err != nil {
+				t.Fatal(err)
+			}
+			fallthrough
+		case 1:
+			lg.abandon()
+			if lg, err = openAccountLog(dir, end, true, seg); err != nil {
+				t.Fatalf("slot %d: reopen: %v", slot, err)
+			}
+		}
+		checkLog(t, lg, model, keys)
+		entries, _ := os.ReadDir(dir)
+		maxSegments = max(maxSegments, len(entries)-1)
+	}
+	if cleanings < 10 {
+		t.Fatalf("only %d commits cleaned a segment", cleanings)
+	}
+	// Live data is about keys × 150 bytes; with garbage bounded the log
+	// stays within a small multiple of it.
+	live := 0
+	for _, a := range model {
+		live += accountRecordHeader + 32 + len(encodeAccount(a))
+	}
+	if limit := (accountGarbageRatio+2)*live/seg + 8 + accountSnapshotRatio*(keys*44)/seg; maxSegments > limit {
+		t.Fatalf("up to %d segments for %d live bytes (limit %d): garbage is not cleaned", maxSegments, live, limit)
+	}
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d cleanings, at most %d segments of %d bytes, %d live bytes", cleanings, maxSegments, seg, live)
+}
+
+func TestAccountLogRejectsDamage(t *testing.T) {
+	dir := t.TempDir()
+	lg, err := openAccountLog(dir, logPos{}, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, err := lg.append([]AccountWrite{{Key: testKey(1), Account: testAccount(5, 40)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.apply(); err != nil {
+		t.Fatal(err)
+	}
+	lg.abandon()
+	path := filepath.Join(dir, segName(1))
+	b, _ := os.ReadFile(path)
+	b[len(b)-3] ^= 1
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The damaged record is after the (absent) snapshot: replay finds it.
+	if _, err := openAccountLog(dir, pos, true, 0); !errors.Is(err, errCorrupt) {
+		t.Fatalf("open with a damaged record: %v", err)
+	}
+	// A log shorter than the committed end is refused too.
+	if _, err := openAccountLog(dir, logPos{seg: 1, off: pos.off + 10}, true, 0); !errors.Is(err, errCorrupt) {
+		t.Fatalf("open of a truncated log: %v", err)
+	}
+}
+
+func TestAccountCache(t *testing.T) {
+	var c accountCache
+	c.init(4)
+	for i := 0; i < 10; i++ {
+		c.put(testKey(i), testAccount(uint64(i), 1))
+	}
+	// At most size entries are kept, the newest ones.
+	if _, ok := c.get(testKey(0)); ok {
+		t.Fatal("oldest entry kept")
+	}
+	if a, ok := c.get(testKey(9)); !ok || a.Lamports != 9 {
+		t.Fatal("newest entry lost")
+	}
+	if n := len(c.cur) + len(c.old); n > 4 {
+		t.Fatalf("%d entries held, size 4", n)
+	}
+	// A lookup keeps an entry alive across a generation change.
+	c.put(testKey(20), nil)
+	if a, ok := c.get(testKey(20)); !ok || a != nil {
+		t.Fatal("a known-missing account is not remembered")
+	}
+	for i := 21; i < 23; i++ {
+		c.get(testKey(9))
+		c.put(testKey(i), testAccount(1, 1))
+	}
+	if _, ok := c.get(testKey(9)); !ok {
+		t.Fatal("a used entry was dropped")
+	}
+}
+
+// TestAccountLogKeepsReplayedSegments: a segment after the snapshot's
+// position may hold nothing live (here: only a deletion and values
+// written again later) and still be needed, because a replay after a
+// kill reads every record after that position; deleting it would bring
+// the deleted account back.
+func TestAccountLogKeepsReplayedSegments(t *testing.T) {
+	dir := t.TempDir()
+	const seg = 256
+	lg, err := openAccountLog(dir, logPos{}, true, seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(writes ...AccountWrite) logPos {
+		t.Helper()
+		pos, err := lg.append(writes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lg.apply(); err != nil {
+			t.Fatal(err)
+		}
+		return pos
+	}
+	gone, other := testKey(1), testKey(2)
+	commit(AccountWrite{Key: gone, Account: testAccount(1, 40)})
+	if err := lg.close(); err != nil { // snapshot: gone exists
+		t.Fatal(err)
+	}
+	if lg, err = openAccountLog(dir, lg.head, true, seg); err != nil {
+		t.Fatal(err)
+	}
+	pos := commit(AccountWrite{Key: gone}, AccountWrite{Key: other, Account: testAccount(2, 100)})
+	for i := 0; i < 6; i++ { // rotate past the deletion's segment, overwriting other
+		pos = commit(AccountWrite{Key: other, Account: testAccount(uint64(3+i), 100)})
+	}
+	for round := 0; round < 3; round++ {
+		lg.abandon()
+		if lg, err = openAccountLog(dir, pos, true, seg); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if a, err := lg.get(gone); err != nil || a != nil {
+			t.Fatalf("round %d: deleted account read back as %+v (%v)", round, a, err)
+		}
+	}
+	lg.abandon()
+}

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package ledger
+
+import (
+	"io"
+	"os"
+)
+
+// mapFile reads a file into memory (no mmap on this platform).
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, nil, err
+	}
+	return b, func() error { return nil }, nil
+}
