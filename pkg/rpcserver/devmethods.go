@@ -3,6 +3,8 @@ package rpcserver
 import (
 	"context"
 	"errors"
+
+	"github.com/ferry-sh/ferry/pkg/ledger"
 )
 
 // MethodHaltLedger is the cheat method that halts a development node as a
@@ -12,6 +14,14 @@ import (
 // its handling of a halted node; restarting ferry serve recovers, from the
 // last durable slot.
 const MethodHaltLedger = "ferry_haltLedger"
+
+// MethodAdvanceSlot is the cheat method that ends the working slot now,
+// whatever the slot clock says, and answers once its block is durable:
+// {"slot": the slot that ended, "blockhash": the new latest blockhash}. With
+// a long --slot-time it moves the chain one block at a time, so tests can
+// reproduce what happens across blocks (a durable nonce advancing, a
+// lookup table's deactivation cool-down) deterministically.
+const MethodAdvanceSlot = "ferry_advanceSlot"
 
 // DefaultHaltReason is the failure a halted node reports when
 // ferry_haltLedger names none.
@@ -23,9 +33,21 @@ const maxHaltReason = 200
 
 // EnableDevMethods registers the development cheat methods of a local
 // node: ferry_haltLedger [{"reason"?: string}] returns the reason the
-// node will report. Like the faucet they are local-only (browsers may call
-// them only from allowed origins).
+// node will report; ferry_advanceSlot [] ends the working slot (see
+// MethodAdvanceSlot). Like the faucet they are local-only (browsers may
+// call them only from allowed origins).
 func (h *Handler) EnableDevMethods() {
+	h.HandleLocalOnly(MethodAdvanceSlot, func(ctx context.Context, p Params) (any, error) {
+		if err := p.Count(0, 0); err != nil {
+			return nil, err
+		}
+		slot, err := h.l.AdvanceSlot(ctx)
+		if err != nil {
+			return nil, Errorf(CodeInternalError, "advance slot: %v", err)
+		}
+		bh, _ := h.l.LatestBlockhash(ledger.Processed)
+		return map[string]any{"slot": slot, "blockhash": bh.Blockhash.String()}, nil
+	})
 	h.HandleLocalOnly(MethodHaltLedger, func(_ context.Context, p Params) (any, error) {
 		if err := p.Count(0, 1); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,5 +46,39 @@ func TestHaltLedger(t *testing.T) {
 	}
 	if _, e := faucetCall(t, h, "getHealth", `[]`); e == nil || e.Code != CodeNodeUnhealthy {
 		t.Fatalf("getHealth after the halt: %+v", e)
+	}
+}
+
+// TestAdvanceSlot: ferry_advanceSlot takes no parameters, ends the working
+// slot and answers with it and the new latest blockhash.
+func TestAdvanceSlot(t *testing.T) {
+	l, err := ledger.Open(ledger.Config{Name: "advance", ManualSlots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	h := New(l, Options{})
+	h.EnableDevMethods()
+	if !h.LocalOnly(MethodAdvanceSlot) {
+		t.Error("ferry_advanceSlot is not local-only")
+	}
+	if _, e := faucetCall(t, h, MethodAdvanceSlot, `[1]`); e == nil || e.Code != CodeInvalidParams {
+		t.Fatalf("with a parameter: %+v", e)
+	}
+	before := l.Slot(ledger.Processed)
+	res, e := faucetCall(t, h, MethodAdvanceSlot, `[]`)
+	if e != nil {
+		t.Fatal(e)
+	}
+	bh, _ := l.LatestBlockhash(ledger.Processed)
+	want := `{"blockhash":"` + bh.Blockhash.String() + `","slot":` + strconv.FormatUint(before, 10) + `}`
+	if string(res) != want {
+		t.Fatalf("answer %s, want %s", res, want)
+	}
+	if got := l.Slot(ledger.Processed); got != before+1 {
+		t.Fatalf("working slot %d after advancing from %d", got, before)
+	}
+	if got := l.Slot(ledger.Confirmed); got != before {
+		t.Fatalf("confirmed slot %d, want %d (the answer waits for durability)", got, before)
 	}
 }
