@@ -266,7 +266,7 @@ func (l *Ledger) FeeForMessage(msg *txwire.Message, c Commitment) (*uint64, uint
 	if !valid {
 		return nil, slot
 	}
-	b, err := rt.ParseBudget(msg)
+	b, err := rt.ParseBudget(msg, l.exec.IsBuiltin)
 	if err != nil {
 		return nil, slot
 	}

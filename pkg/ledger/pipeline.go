@@ -319,7 +319,7 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		res.reject = rt.ErrAlreadyProcessed
 		return res
 	}
-	budget, berr := rt.ParseBudget(msg)
+	budget, berr := rt.ParseBudget(msg, l.exec.IsBuiltin)
 	if berr != nil {
 		res.reject = berr
 		return res

@@ -32,6 +32,14 @@ func NewExecutor(regs ...*Registration) *Executor {
 	return e
 }
 
+// IsBuiltin reports whether id is a registered builtin program, which
+// Agave's default compute-unit limit counts at
+// BuiltinInstructionComputeUnits rather than DefaultInstructionComputeUnits.
+func (e *Executor) IsBuiltin(id solana.PublicKey) bool {
+	r, ok := e.programs[id]
+	return ok && r.Builtin
+}
+
 // Register adds or replaces a program. It must not be called while
 // transactions are executing.
 func (e *Executor) Register(r *Registration) {
@@ -78,7 +86,8 @@ type TxContext struct {
 	Writable []bool
 	Env      Env
 
-	// ComputeLimit is the transaction's compute budget (see ComputeBudget).
+	// ComputeLimit is the transaction's compute budget (see ParseBudget);
+	// zero is a budget of zero, as a SetComputeUnitLimit(0) asks.
 	ComputeLimit uint64
 
 	// Results, filled by Run.
@@ -119,9 +128,6 @@ func (tx *TxContext) indexOf(k solana.PublicKey) int {
 // failure, returning it as an InstructionError TxError. Account changes made
 // before the failure stay in tx.Accounts; the caller discards them.
 func (e *Executor) Run(tx *TxContext, ixs []txwire.CompiledInstruction) *TxError {
-	if tx.ComputeLimit == 0 {
-		tx.ComputeLimit = DefaultInstructionComputeUnits
-	}
 	for i, ix := range ixs {
 		tx.curTop = i
 		if int(ix.ProgramIDIndex) >= len(tx.Keys) {
