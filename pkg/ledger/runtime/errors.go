@@ -56,6 +56,10 @@ var (
 	ErrUnsupportedSysvar              = named("UnsupportedSysvar")
 	ErrIllegalOwner                   = named("IllegalOwner")
 	ErrBuiltinMustConsumeComputeUnits = named("BuiltinProgramsMustConsumeComputeUnits")
+	ErrBorshIoError                   = named("BorshIoError")
+	ErrProgramFailedToComplete        = named("ProgramFailedToComplete")
+	ErrExecutableLamportChange        = named("ExecutableLamportChange")
+	ErrExecutableDataModified         = named("ExecutableDataModified")
 )
 
 func named(n string) *InstructionError { return &InstructionError{Name: n} }
@@ -98,6 +102,10 @@ var instructionErrorText = map[string]string{
 	"UnsupportedSysvar":                      "Unsupported sysvar",
 	"IllegalOwner":                           "Provided owner is not allowed",
 	"BuiltinProgramsMustConsumeComputeUnits": "Builtin programs must consume compute units",
+	"BorshIoError":                           "Failed to serialize or deserialize account data",
+	"ProgramFailedToComplete":                "Program failed to complete",
+	"ExecutableLamportChange":                "instruction changed the balance of an executable account",
+	"ExecutableDataModified":                 "instruction changed executable accounts data",
 }
 
 // Error returns Agave's display text, e.g. "custom program error: 0x1".

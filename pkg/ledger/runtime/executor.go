@@ -100,6 +100,8 @@ type TxContext struct {
 	truncated bool
 	stack     []solana.PublicKey
 	curTop    int
+	// top are the top-level instructions.
+	top []txwire.CompiledInstruction
 }
 
 func (tx *TxContext) log(s string) {
@@ -128,6 +130,7 @@ func (tx *TxContext) indexOf(k solana.PublicKey) int {
 // failure, returning it as an InstructionError TxError. Account changes made
 // before the failure stay in tx.Accounts; the caller discards them.
 func (e *Executor) Run(tx *TxContext, ixs []txwire.CompiledInstruction) *TxError {
+	tx.top = ixs
 	for i, ix := range ixs {
 		tx.curTop = i
 		if int(ix.ProgramIDIndex) >= len(tx.Keys) {
@@ -241,7 +244,7 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 		}
 	}
 	if ierr == nil {
-		ierr = verify(tx, f, reg.Privileged, order, snaps, preSum)
+		ierr = verify(tx, f, reg, order, snaps, preSum)
 	}
 	if !reg.Builtin {
 		tx.log("Program " + id + " consumed " + strconv.FormatUint(ctx.consumed, 10) + " of " + strconv.FormatUint(startRemaining, 10) + " compute units")
@@ -274,8 +277,8 @@ func execute(p Program, ctx *Context) (err error) {
 // privilege rules to the changes this program made (see checkRules), and
 // the balance rule to the whole instruction, CPIs included: the lamports of
 // its distinct accounts must sum to preSum.
-func verify(tx *TxContext, f *frame, privileged bool, order []int, snaps []snapshot, preSum uint64) *InstructionError {
-	if err := checkRules(tx, f, privileged, order, snaps); err != nil {
+func verify(tx *TxContext, f *frame, reg *Registration, order []int, snaps []snapshot, preSum uint64) *InstructionError {
+	if err := checkRules(tx, f, reg, order, snaps); err != nil {
 		return err
 	}
 	var post uint64
@@ -288,14 +291,25 @@ func verify(tx *TxContext, f *frame, privileged bool, order []int, snaps []snaps
 	return nil
 }
 
+// Data limits of program-owned accounts (Agave).
+const (
+	// MaxPermittedDataLength is the largest account data (10 MiB).
+	MaxPermittedDataLength = 10 * 1024 * 1024
+	// MaxPermittedDataIncrease is how much an SBF program may grow an
+	// account in one instruction.
+	MaxPermittedDataIncrease = 10 * 1024
+)
+
 // checkRules checks the changes made to f's accounts since snaps were taken
 // against Agave's ownership and privilege rules, as the program f.programID
-// made them. Context.Invoke calls it before a CPI and refreshes snaps after
-// one, so changes a callee made (and that the callee's own frame already
-// verified) are not attributed to the caller. A privileged program (see
-// Registration.Privileged) is held only to the read-only and executable
-// rules.
-func checkRules(tx *TxContext, f *frame, privileged bool, order []int, snaps []snapshot) *InstructionError {
+// made them, in the order Agave applies a program's writes: lamports,
+// then data (size, then contents), then owner. Context.Invoke calls it
+// before a CPI and refreshes snaps after one, so changes a callee made
+// (and that the callee's own frame already verified) are not attributed to
+// the caller. A privileged program (see Registration.Privileged) is held
+// only to the read-only and executable rules.
+func checkRules(tx *TxContext, f *frame, reg *Registration, order []int, snaps []snapshot) *InstructionError {
+	privileged := reg.Privileged
 	for k, ti := range order {
 		s := snaps[k]
 		a := tx.Accounts[ti]
@@ -305,28 +319,38 @@ func checkRules(tx *TxContext, f *frame, privileged bool, order []int, snaps []s
 				writable = writable || f.writable[jj]
 			}
 		}
-		ownedByProgram := s.owner == f.programID || privileged
-		dataChanged := !bytes.Equal(s.data, a.Data)
-		if a.Owner != s.owner {
-			if !writable || !ownedByProgram || s.executable || (!privileged && !zeroed(a.Data)) {
-				return ErrModifiedProgramID
+		owned := s.owner == f.programID || privileged
+		if a.Lamports != s.lamports {
+			switch {
+			case a.Lamports < s.lamports && !owned:
+				return ErrExternalAccountLamportSpend
+			case !writable:
+				return ErrReadonlyLamportChange
+			case s.executable:
+				return ErrExecutableLamportChange
 			}
 		}
-		if a.Lamports < s.lamports && !ownedByProgram {
-			return ErrExternalAccountLamportSpend
+		if len(a.Data) != len(s.data) {
+			if !owned && !(s.owner == SystemProgramID && f.programID == SystemProgramID) {
+				return ErrAccountDataSizeChanged
+			}
+			if len(a.Data) > MaxPermittedDataLength || (!reg.Builtin && len(a.Data) > len(s.data)+MaxPermittedDataIncrease) {
+				return ErrInvalidRealloc
+			}
 		}
-		if a.Lamports != s.lamports && !writable {
-			return ErrReadonlyLamportChange
-		}
-		if len(a.Data) != len(s.data) && !ownedByProgram && !(s.owner == SystemProgramID && f.programID == SystemProgramID) {
-			return ErrAccountDataSizeChanged
-		}
-		if dataChanged {
-			if !writable {
+		if !bytes.Equal(s.data, a.Data) {
+			switch {
+			case s.executable:
+				return ErrExecutableDataModified
+			case !writable:
 				return ErrReadonlyDataModified
-			}
-			if !ownedByProgram {
+			case !owned:
 				return ErrExternalAccountDataModified
+			}
+		}
+		if a.Owner != s.owner {
+			if !writable || !owned || s.executable || (!privileged && !zeroed(a.Data)) {
+				return ErrModifiedProgramID
 			}
 		}
 		if a.Executable != s.executable {
@@ -351,6 +375,49 @@ func zeroed(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// Sub returns this invocation restricted to instruction accounts
+// [first, first+n), for programs that run a batch of inner instructions
+// on consecutive slices of their accounts (p-token's Batch). The caller
+// checks the bounds.
+func (c *Context) Sub(first, n int) *Context {
+	f := *c.frame
+	f.idx = f.idx[first : first+n : first+n]
+	f.signer = f.signer[first : first+n : first+n]
+	f.writable = f.writable[first : first+n : first+n]
+	sub := *c
+	sub.frame = &f
+	return &sub
+}
+
+// PreviousSiblingProgram is the program of the instruction processed just
+// before this one at the same stack height (sol_get_processed_sibling_instruction
+// with index 0): the previous top-level instruction for a top-level
+// instruction, the previous CPI of the same caller for a CPI.
+func (c *Context) PreviousSiblingProgram() (solana.PublicKey, bool) {
+	tx := c.tx
+	if c.depth == 1 {
+		if tx.curTop == 0 || tx.curTop > len(tx.top) {
+			return solana.PublicKey{}, false
+		}
+		return tx.Keys[tx.top[tx.curTop-1].ProgramIDIndex], true
+	}
+	n := len(tx.Inner)
+	if n == 0 || tx.Inner[n-1].Index != uint8(tx.curTop) {
+		return solana.PublicKey{}, false
+	}
+	ins := tx.Inner[n-1].Instructions
+	// The last record is this very invocation.
+	for i := len(ins) - 2; i >= 0; i-- {
+		switch h := ins[i].StackHeight; {
+		case h == c.depth:
+			return tx.Keys[ins[i].ProgramIDIndex], true
+		case h < c.depth:
+			return solana.PublicKey{}, false
+		}
+	}
+	return solana.PublicKey{}, false
 }
 
 // Context is what a program sees while it executes one instruction.
@@ -557,7 +624,7 @@ func (c *Context) Invoke(ix txwire.Instruction, signerSeeds ...[][]byte) error {
 	// The caller's own changes so far are checked now, as Agave does when
 	// it hands the accounts to the callee; what the callee changes is
 	// checked in its frame and then becomes the caller's baseline.
-	if err := checkRules(tx, c.frame, c.reg.Privileged, c.order, c.snaps); err != nil {
+	if err := checkRules(tx, c.frame, c.reg, c.order, c.snaps); err != nil {
 		return err
 	}
 	before := tx.ComputeUsed
