@@ -182,5 +182,5 @@ export const alt = {
 /** describe renders an instruction for a reproduction. */
 export function describe(i) {
   const flags = (k) => (k.isSigner ? 's' : '-') + (k.isWritable ? 'w' : '-');
-  return `${i.name ?? i.programId} data=${Buffer.from(i.data).toString('hex')} accounts=[${i.keys.map((k) => `${k.pubkey}(${flags(k)})`).join(', ')}]`;
+  return `${i.name ?? ""}@${i.programId.slice(0, 6)} data=${Buffer.from(i.data).toString('hex')} accounts=[${i.keys.map((k) => `${k.pubkey}(${flags(k)})`).join(', ')}]`;
 }

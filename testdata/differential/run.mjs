@@ -120,6 +120,7 @@ async function runSeed(seed, count, stats) {
         throw new Error(`seed ${seed} tx ${i}: compile: ${e.message}`);
       }
       const { raw, signature } = signTx(msg, gen.keys);
+      const pre = new Map(msg.keys.map((k) => [k, svm.get(k)]));
       const theirs = svm.send(raw, signature, tx.version === 'v0');
       const ours = await ferry.send(raw, signature);
       const keys = [...new Set(msg.keys)];
@@ -146,6 +147,7 @@ async function runSeed(seed, count, stats) {
             console.log(`\nDIVERGENCE seed=${seed} tx=${i} (${tx.labels.join(', ')}) ${tx.version}${tx.blockhash ? ' nonce' : ''}`);
             console.log(`  reproduce: node run.mjs --seeds ${seed} --count ${i + 1} --verbose`);
             tx.ixs.forEach((ix, j) => console.log(`  ix ${j}: ${describe(ix)}`));
+            console.log(`  accounts before: ${[...pre].map(([k, a]) => `${k.slice(0, 6)}=${a ? `${a.owner.slice(0, 6)}/${a.data.length}/${a.lamports}` : 'none'}`).join(' ')}`);
             console.log(`  ferry:   landed=${ours.landed} err=${JSON.stringify(ours.err)}${ours.detail ? ` (${ours.detail})` : ''}`);
             console.log(`  litesvm: landed=${theirs.landed} err=${JSON.stringify(theirs.err)}`);
             for (const d of diffs) console.log(`  account ${JSON.stringify(d)}`);

@@ -14,13 +14,14 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	want := map[solana.PublicKey]bool{
-		runtime.SystemProgramID:        true,
-		runtime.ComputeBudgetProgramID: true,
-		spl.TokenProgramID:             false,
-		spl.Token2022ProgramID:         false,
-		spl.AssociatedTokenProgramID:   false,
-		spl.MemoProgramID:              false,
-		spl.MemoV1ProgramID:            false,
+		runtime.SystemProgramID:         true,
+		runtime.ComputeBudgetProgramID:  true,
+		spl.TokenProgramID:              false,
+		spl.Token2022ProgramID:          false,
+		spl.AssociatedTokenProgramID:    false,
+		spl.MemoProgramID:               false,
+		spl.MemoV1ProgramID:             false,
+		spl.AddressLookupTableProgramID: false,
 	}
 	regs := programs.Builtins()
 	if len(regs) != len(want) {

@@ -9,9 +9,12 @@ import (
 // program-specific Custom code. Its JSON form is the variant name as a string,
 // or {"Custom":n}.
 type InstructionError struct {
-	Name   string // variant name, e.g. "InvalidAccountData"; "Custom" for Custom
-	Code   uint32 // the custom code when Name == "Custom"
-	Detail string // optional detail, only for logs (e.g. BorshIoError text)
+	Name string // variant name, e.g. "InvalidAccountData"; "Custom" for Custom
+	Code uint32 // the custom code when Name == "Custom"
+	// Detail, when set, replaces the display text in the program's
+	// "failed:" log line (a panicking program's message, BorshIoError
+	// text); it is not part of the error's identity.
+	Detail string
 }
 
 // Custom returns the program-specific error Custom(code).
@@ -108,8 +111,12 @@ var instructionErrorText = map[string]string{
 	"ExecutableDataModified":                 "instruction changed executable accounts data",
 }
 
-// Error returns Agave's display text, e.g. "custom program error: 0x1".
+// Error returns Agave's display text, e.g. "custom program error: 0x1",
+// or the Detail.
 func (e *InstructionError) Error() string {
+	if e.Detail != "" {
+		return e.Detail
+	}
 	if e.Name == "Custom" {
 		return fmt.Sprintf("custom program error: 0x%x", e.Code)
 	}
@@ -190,6 +197,12 @@ var (
 	ErrInvalidWritableAccount     = &TxError{Kind: "InvalidWritableAccount"}
 	ErrTooManyAccountLocks        = &TxError{Kind: "TooManyAccountLocks"}
 	ErrCallChainTooDeep           = &TxError{Kind: "CallChainTooDeep"}
+
+	// Address-table loading errors of v0 messages.
+	ErrAddressLookupTableNotFound     = &TxError{Kind: "AddressLookupTableNotFound"}
+	ErrInvalidAddressLookupTableOwner = &TxError{Kind: "InvalidAddressLookupTableOwner"}
+	ErrInvalidAddressLookupTableData  = &TxError{Kind: "InvalidAddressLookupTableData"}
+	ErrInvalidAddressLookupTableIndex = &TxError{Kind: "InvalidAddressLookupTableIndex"}
 )
 
 // InstructionFailed wraps an instruction error at top-level index i.

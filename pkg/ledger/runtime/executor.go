@@ -35,9 +35,12 @@ func NewExecutor(regs ...*Registration) *Executor {
 // IsBuiltin reports whether id is a registered builtin program, which
 // Agave's default compute-unit limit counts at
 // BuiltinInstructionComputeUnits rather than DefaultInstructionComputeUnits.
+// Privileged builtins (the ephemeral rollup's validator programs) run
+// other programs' instructions on the transaction's budget, so they count
+// as ordinary programs here.
 func (e *Executor) IsBuiltin(id solana.PublicKey) bool {
 	r, ok := e.programs[id]
-	return ok && r.Builtin
+	return ok && r.Builtin && !r.Privileged
 }
 
 // Register adds or replaces a program. It must not be called while
@@ -307,7 +310,9 @@ const (
 // before a CPI and refreshes snaps after one, so changes a callee made
 // (and that the callee's own frame already verified) are not attributed to
 // the caller. A privileged program (see Registration.Privileged) is held
-// only to the read-only and executable rules.
+// only to the read-only rules. The executable flag itself protects nothing
+// any more (SIMD-0162): a program account's balance may grow like any
+// other writable account's, and only the loader may flip the flag.
 func checkRules(tx *TxContext, f *frame, reg *Registration, order []int, snaps []snapshot) *InstructionError {
 	privileged := reg.Privileged
 	for k, ti := range order {
@@ -326,8 +331,6 @@ func checkRules(tx *TxContext, f *frame, reg *Registration, order []int, snaps [
 				return ErrExternalAccountLamportSpend
 			case !writable:
 				return ErrReadonlyLamportChange
-			case s.executable:
-				return ErrExecutableLamportChange
 			}
 		}
 		if len(a.Data) != len(s.data) {
@@ -340,8 +343,6 @@ func checkRules(tx *TxContext, f *frame, reg *Registration, order []int, snaps [
 		}
 		if !bytes.Equal(s.data, a.Data) {
 			switch {
-			case s.executable:
-				return ErrExecutableDataModified
 			case !writable:
 				return ErrReadonlyDataModified
 			case !owned:
@@ -349,7 +350,7 @@ func checkRules(tx *TxContext, f *frame, reg *Registration, order []int, snaps [
 			}
 		}
 		if a.Owner != s.owner {
-			if !writable || !owned || s.executable || (!privileged && !zeroed(a.Data)) {
+			if !writable || !owned || (!privileged && !zeroed(a.Data)) {
 				return ErrModifiedProgramID
 			}
 		}

@@ -54,13 +54,13 @@ func putKey(b []byte, off int, k solana.PublicKey) { copy(b[off:off+32], k[:]) }
 // accountState is a view of a token account's 165-byte base.
 type accountState []byte
 
-func (a accountState) mint() solana.PublicKey     { return keyAt(a, accMint) }
-func (a accountState) owner() solana.PublicKey    { return keyAt(a, accOwner) }
-func (a accountState) amount() uint64             { return u64At(a, accAmount) }
-func (a accountState) setAmount(v uint64)         { putU64(a, accAmount, v) }
-func (a accountState) delegatedAmount() uint64    { return u64At(a, accDelegatedAmt) }
+func (a accountState) mint() solana.PublicKey      { return keyAt(a, accMint) }
+func (a accountState) owner() solana.PublicKey     { return keyAt(a, accOwner) }
+func (a accountState) amount() uint64              { return u64At(a, accAmount) }
+func (a accountState) setAmount(v uint64)          { putU64(a, accAmount, v) }
+func (a accountState) delegatedAmount() uint64     { return u64At(a, accDelegatedAmt) }
 func (a accountState) setDelegatedAmount(v uint64) { putU64(a, accDelegatedAmt, v) }
-func (a accountState) state() byte                { return a[accState] }
+func (a accountState) state() byte                 { return a[accState] }
 
 // mintState is a view of a mint's 82-byte base.
 type mintState []byte

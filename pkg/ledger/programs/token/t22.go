@@ -67,12 +67,12 @@ const (
 	authPermissionedBurn
 )
 
-func (p *t22) account(i int) (*runtime.AccountRef, error)          { return p.ctx.Account(i) }
-func (p *t22) accounts(n int) ([]*runtime.AccountRef, error)       { return p.ctx.Accounts(n) }
-func (p *t22) inCPI() bool                                         { return p.ctx.StackHeight() > 1 }
-func (p *t22) rest(i int) []*runtime.AccountRef                    { return (&ptoken{ctx: p.ctx}).rest(i) }
-func (p *t22) log(msg string)                                      { p.ctx.Log(msg) }
-func (p *t22) own(ref *runtime.AccountRef) error                   { return ownedBy(ref, p.id) }
+func (p *t22) account(i int) (*runtime.AccountRef, error)    { return p.ctx.Account(i) }
+func (p *t22) accounts(n int) ([]*runtime.AccountRef, error) { return p.ctx.Accounts(n) }
+func (p *t22) inCPI() bool                                   { return p.ctx.StackHeight() > 1 }
+func (p *t22) rest(i int) []*runtime.AccountRef              { return (&ptoken{ctx: p.ctx}).rest(i) }
+func (p *t22) log(msg string)                                { p.ctx.Log(msg) }
+func (p *t22) own(ref *runtime.AccountRef) error             { return ownedBy(ref, p.id) }
 func ownedBy(ref *runtime.AccountRef, id solana.PublicKey) error {
 	if ref.Owner != id {
 		return runtime.ErrIncorrectProgramID

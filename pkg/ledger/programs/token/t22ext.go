@@ -4,36 +4,36 @@ import "fmt"
 
 // Token-2022 extension types (ExtensionType, u16 in the TLV header).
 const (
-	extUninitialized                  uint16 = 0
-	extTransferFeeConfig              uint16 = 1
-	extTransferFeeAmount              uint16 = 2
-	extMintCloseAuthority             uint16 = 3
-	extConfidentialTransferMint       uint16 = 4
-	extConfidentialTransferAccount    uint16 = 5
-	extDefaultAccountState            uint16 = 6
-	extImmutableOwner                 uint16 = 7
-	extMemoTransfer                   uint16 = 8
-	extNonTransferable                uint16 = 9
-	extInterestBearingConfig          uint16 = 10
-	extCpiGuard                       uint16 = 11
-	extPermanentDelegate              uint16 = 12
-	extNonTransferableAccount         uint16 = 13
-	extTransferHook                   uint16 = 14
-	extTransferHookAccount            uint16 = 15
-	extConfidentialTransferFeeConfig  uint16 = 16
-	extConfidentialTransferFeeAmount  uint16 = 17
-	extMetadataPointer                uint16 = 18
-	extTokenMetadata                  uint16 = 19
-	extGroupPointer                   uint16 = 20
-	extTokenGroup                     uint16 = 21
-	extGroupMemberPointer             uint16 = 22
-	extTokenGroupMember               uint16 = 23
-	extConfidentialMintBurn           uint16 = 24
-	extScaledUiAmount                 uint16 = 25
-	extPausable                       uint16 = 26
-	extPausableAccount                uint16 = 27
-	extPermissionedBurn               uint16 = 28
-	numExtensionTypes                        = 29
+	extUninitialized                 uint16 = 0
+	extTransferFeeConfig             uint16 = 1
+	extTransferFeeAmount             uint16 = 2
+	extMintCloseAuthority            uint16 = 3
+	extConfidentialTransferMint      uint16 = 4
+	extConfidentialTransferAccount   uint16 = 5
+	extDefaultAccountState           uint16 = 6
+	extImmutableOwner                uint16 = 7
+	extMemoTransfer                  uint16 = 8
+	extNonTransferable               uint16 = 9
+	extInterestBearingConfig         uint16 = 10
+	extCpiGuard                      uint16 = 11
+	extPermanentDelegate             uint16 = 12
+	extNonTransferableAccount        uint16 = 13
+	extTransferHook                  uint16 = 14
+	extTransferHookAccount           uint16 = 15
+	extConfidentialTransferFeeConfig uint16 = 16
+	extConfidentialTransferFeeAmount uint16 = 17
+	extMetadataPointer               uint16 = 18
+	extTokenMetadata                 uint16 = 19
+	extGroupPointer                  uint16 = 20
+	extTokenGroup                    uint16 = 21
+	extGroupMemberPointer            uint16 = 22
+	extTokenGroupMember              uint16 = 23
+	extConfidentialMintBurn          uint16 = 24
+	extScaledUiAmount                uint16 = 25
+	extPausable                      uint16 = 26
+	extPausableAccount               uint16 = 27
+	extPermissionedBurn              uint16 = 28
+	numExtensionTypes                       = 29
 )
 
 // ExtensionNames are the Token-2022 extension type names, by type.
