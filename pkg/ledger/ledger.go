@@ -441,6 +441,12 @@ func (l *Ledger) freeze() {
 	if l.failed.Load() {
 		return
 	}
+	// Agave burns what the incinerator received during the block.
+	if l.accounts[spl.IncineratorID] != nil {
+		l.mu.Lock()
+		l.put(spl.IncineratorID, nil)
+		l.mu.Unlock()
+	}
 	// The slot loop is the bank's only writer, so it reads the working
 	// slot and the accounts without mu; only the switch to the next slot
 	// needs the lock, and readers are not held up while the block is

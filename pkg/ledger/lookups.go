@@ -55,3 +55,20 @@ func appendLookedUp(dst, active []solana.PublicKey, indexes []uint8) ([]solana.P
 	}
 	return dst, nil
 }
+
+// checkLookups resolves a v0 message's address tables against the state
+// at commitment c, as Agave's RPC does when it sanitizes a transaction
+// handed to sendTransaction or simulateTransaction: a table that cannot be
+// used makes the transaction invalid (JSON-RPC -32602) rather than a
+// dropped or failed one.
+func (l *Ledger) checkLookups(tx *txwire.Transaction, c Commitment) error {
+	if len(tx.Message.AddressTableLookups) == 0 {
+		return nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if _, _, terr := l.loadLookups(&tx.Message, viewSource{l: l, cut: l.cutoff(c)}, l.working.slot); terr != nil {
+		return &InvalidTransactionError{Err: terr, TxErr: terr}
+	}
+	return nil
+}

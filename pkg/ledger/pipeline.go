@@ -466,7 +466,9 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		err = l.exec.Run(txc, msg.Instructions)
 		if err == nil {
 			for i, a := range work {
-				if writable[i] && !rentTransitionAllowed(preRent[i], l.rentStateOf(a)) {
+				// The incinerator may hold any balance: Agave burns it when
+				// the block ends (freeze).
+				if writable[i] && keys[i] != spl.IncineratorID && !rentTransitionAllowed(preRent[i], l.rentStateOf(a)) {
 					err = rt.InsufficientFundsForRent(i)
 					break
 				}
@@ -665,6 +667,9 @@ func (l *Ledger) Send(ctx context.Context, raw []byte, o SendOptions) (solana.Si
 	if err != nil {
 		return solana.Signature{}, err
 	}
+	if err := l.checkLookups(tx, o.PreflightCommitment); err != nil {
+		return solana.Signature{}, err
+	}
 	sig := tx.Signatures[0]
 	ok := l.verifier.verify(tx)
 	if !ok && l.closed.Load() {
@@ -744,7 +749,8 @@ type SimulateResult struct {
 // Simulate is simulateTransaction: it runs the transaction against the
 // state at a commitment level and reports what would happen, without
 // changing anything. The transaction need not be signed unless SigVerify
-// is set. Errors: *InvalidTransactionError, ErrSignatureVerification.
+// is set. Errors: *InvalidTransactionError (also for address tables a v0
+// message cannot use), ErrSignatureVerification.
 func (l *Ledger) Simulate(ctx context.Context, raw []byte, o SimulateOptions) (*SimulateResult, error) {
 	tx, err := DecodeTransaction(raw)
 	if err != nil {
@@ -752,6 +758,9 @@ func (l *Ledger) Simulate(ctx context.Context, raw []byte, o SimulateOptions) (*
 	}
 	if o.SigVerify && o.ReplaceRecentBlockhash {
 		return nil, errors.New("sigVerify may not be used with replaceRecentBlockhash")
+	}
+	if err := l.checkLookups(tx, o.Commitment); err != nil {
+		return nil, err
 	}
 	if o.SigVerify && !l.verifier.verify(tx) {
 		return nil, ErrSignatureVerification

@@ -16,12 +16,17 @@ import (
 const MethodHaltLedger = "ferry_haltLedger"
 
 // MethodAdvanceSlot is the cheat method that ends the working slot now,
-// whatever the slot clock says, and answers once its block is durable:
-// {"slot": the slot that ended, "blockhash": the new latest blockhash}. With
+// whatever the slot clock says (or the next n slots, with {"slots": n}),
+// and answers once the last block is durable: {"slot": the last slot that
+// ended, "blockhash": the new latest blockhash}. With
 // a long --slot-time it moves the chain one block at a time, so tests can
 // reproduce what happens across blocks (a durable nonce advancing, a
 // lookup table's deactivation cool-down) deterministically.
 const MethodAdvanceSlot = "ferry_advanceSlot"
+
+// MaxAdvanceSlots bounds how many slots one ferry_advanceSlot call ends:
+// enough to outlast a lookup table's 512-slot deactivation cool-down.
+const MaxAdvanceSlots = 1024
 
 // DefaultHaltReason is the failure a halted node reports when
 // ferry_haltLedger names none.
@@ -33,15 +38,24 @@ const maxHaltReason = 200
 
 // EnableDevMethods registers the development cheat methods of a local
 // node: ferry_haltLedger [{"reason"?: string}] returns the reason the
-// node will report; ferry_advanceSlot [] ends the working slot (see
-// MethodAdvanceSlot). Like the faucet they are local-only (browsers may
+// node will report; ferry_advanceSlot [{"slots"?: n}] ends the working
+// slot, or n slots (see MethodAdvanceSlot). Like the faucet they are local-only (browsers may
 // call them only from allowed origins).
 func (h *Handler) EnableDevMethods() {
 	h.HandleLocalOnly(MethodAdvanceSlot, func(ctx context.Context, p Params) (any, error) {
-		if err := p.Count(0, 0); err != nil {
+		if err := p.Count(0, 1); err != nil {
 			return nil, err
 		}
-		slot, err := h.l.AdvanceSlot(ctx)
+		cfg := struct {
+			Slots int `json:"slots"`
+		}{Slots: 1}
+		if err := p.Config(0, &cfg); err != nil {
+			return nil, err
+		}
+		if cfg.Slots < 1 || cfg.Slots > MaxAdvanceSlots {
+			return nil, InvalidParam("Invalid param: slots must be between 1 and %d", MaxAdvanceSlots)
+		}
+		slot, err := h.l.AdvanceSlots(ctx, cfg.Slots)
 		if err != nil {
 			return nil, Errorf(CodeInternalError, "advance slot: %v", err)
 		}

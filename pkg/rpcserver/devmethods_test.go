@@ -49,8 +49,9 @@ func TestHaltLedger(t *testing.T) {
 	}
 }
 
-// TestAdvanceSlot: ferry_advanceSlot takes no parameters, ends the working
-// slot and answers with it and the new latest blockhash.
+// TestAdvanceSlot: ferry_advanceSlot ends the working slot (or as many as
+// its "slots" option says) and answers with the last one and the new
+// latest blockhash.
 func TestAdvanceSlot(t *testing.T) {
 	l, err := ledger.Open(ledger.Config{Name: "advance", ManualSlots: true})
 	if err != nil {
@@ -62,8 +63,10 @@ func TestAdvanceSlot(t *testing.T) {
 	if !h.LocalOnly(MethodAdvanceSlot) {
 		t.Error("ferry_advanceSlot is not local-only")
 	}
-	if _, e := faucetCall(t, h, MethodAdvanceSlot, `[1]`); e == nil || e.Code != CodeInvalidParams {
-		t.Fatalf("with a parameter: %+v", e)
+	for _, bad := range []string{`[1]`, `[{"slots":0}]`, `[{"slots":1025}]`, `[{"slots":"2"}]`, `[{},{}]`} {
+		if _, e := faucetCall(t, h, MethodAdvanceSlot, bad); e == nil || e.Code != CodeInvalidParams {
+			t.Fatalf("params %s: %+v", bad, e)
+		}
 	}
 	before := l.Slot(ledger.Processed)
 	res, e := faucetCall(t, h, MethodAdvanceSlot, `[]`)
@@ -80,5 +83,14 @@ func TestAdvanceSlot(t *testing.T) {
 	}
 	if got := l.Slot(ledger.Confirmed); got != before {
 		t.Fatalf("confirmed slot %d, want %d (the answer waits for durability)", got, before)
+	}
+	res, e = faucetCall(t, h, MethodAdvanceSlot, `[{"slots":600}]`)
+	if e != nil {
+		t.Fatal(e)
+	}
+	bh, _ = l.LatestBlockhash(ledger.Processed)
+	want = `{"blockhash":"` + bh.Blockhash.String() + `","slot":` + strconv.FormatUint(before+600, 10) + `}`
+	if string(res) != want || l.Slot(ledger.Processed) != before+601 {
+		t.Fatalf("600 slots: answer %s, want %s", res, want)
 	}
 }

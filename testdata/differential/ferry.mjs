@@ -11,6 +11,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { b58 } from './wire.mjs';
 
+// Agave's RPC refuses a transaction whose address tables cannot be used
+// (-32602, "invalid transaction: <the error's text>").
+const INVALID_TX = {
+  "invalid transaction: Transaction loads an address table account that doesn't exist": 'AddressLookupTableNotFound',
+  'invalid transaction: Transaction loads an address table account with an invalid owner': 'InvalidAddressLookupTableOwner',
+  'invalid transaction: Transaction loads an address table account with invalid data': 'InvalidAddressLookupTableData',
+  'invalid transaction: Transaction address table lookup uses an invalid index': 'InvalidAddressLookupTableIndex',
+  'invalid transaction: Account loaded twice': 'AccountLoadedTwice',
+};
+
 export class Ferry {
   static async start(bin) {
     if (!bin) throw new Error('set FERRY_BIN to the ferry binary');
@@ -66,8 +76,9 @@ export class Ferry {
     return (await this.call('getLatestBlockhash', [{ commitment: 'processed' }])).value.blockhash;
   }
 
-  async advanceSlot() {
-    return this.call('ferry_advanceSlot', []);
+  /** advanceSlot ends the working slot, or the next n slots. */
+  async advanceSlot(n = 1) {
+    return this.call('ferry_advanceSlot', n === 1 ? [] : [{ slots: n }]);
   }
 
   /** accounts reads keys at processed commitment: {lamports, owner, data, executable} or null. */
@@ -92,18 +103,23 @@ export class Ferry {
    */
   async send(raw, signature) {
     const b64 = Buffer.from(raw).toString('base64');
+    // A signature sent before has the old status: the same bytes again
+    // cannot land, and simulation says why (or it is a replay).
+    this.sent ??= new Set();
+    const again = this.sent.has(signature);
+    this.sent.add(signature);
     try {
-      await this.call('sendTransaction', [b64, { encoding: 'base64', skipPreflight: true }]);
+      await this.call('sendTransaction', [b64, { encoding: 'base64', skipPreflight: true, preflightCommitment: 'processed' }]);
     } catch (e) {
-      if (e.rpc?.code === -32602) return { landed: false, err: 'SanitizeFailure', detail: e.rpc.message };
+      if (e.rpc?.code === -32602) return { landed: false, err: INVALID_TX[e.rpc.message] ?? 'SanitizeFailure', detail: e.rpc.message };
       throw e;
     }
     const st = await this.call('getSignatureStatuses', [[signature]]);
     const s = st.value[0];
-    if (s) return { landed: true, err: s.err };
+    if (s && !again) return { landed: true, err: s.err };
     try {
       const sim = await this.call('simulateTransaction', [b64, { encoding: 'base64', sigVerify: true, commitment: 'processed' }]);
-      return { landed: false, err: sim.value.err ?? 'DroppedWithoutError' };
+      return { landed: false, err: sim.value.err ?? (again ? 'AlreadyProcessed' : 'DroppedWithoutError') };
     } catch (e) {
       if (e.rpc?.code === -32003) return { landed: false, err: 'SignatureFailure' };
       throw e;

@@ -8,10 +8,10 @@
 
 import { keypairFromSeed, sha256, u64le } from './wire.mjs';
 import {
-  ALT, ATA, INCINERATOR, MEMO, NATIVE_MINT, NATIVE_MINT_2022, RENT, SYSTEM, TOKEN, TOKEN22, CLOCK,
+  ALT, ATA, INCINERATOR, MEMO, NATIVE_MINT, NATIVE_MINT_2022, RENT, SYSTEM, TOKEN, TOKEN22, CLOCK, RECENT_BLOCKHASHES,
   alt, ata, ataAddress, computeBudget, memo, r, system, token, w,
 } from './programs.mjs';
-import { ext, EXT } from './token2022.mjs';
+import { accountExtsFor, accountSize, ext, EXT, extValue, metadataSize, mintSize, SIZE } from './token2022.mjs';
 
 const MINT_SIZE = 82;
 const ACCOUNT_SIZE = 165;
@@ -31,6 +31,29 @@ export function decodeTokenAccount(d) {
     mint: d.subarray(0, 32), owner: d.subarray(32, 64), amount: d.readBigUInt64LE(64), delegate: opt(72),
     state: d[108], isNative: d.readUInt32LE(109) === 1 ? d.readBigUInt64LE(113) : null,
     delegatedAmount: d.readBigUInt64LE(121), closeAuthority: opt(129),
+  };
+}
+
+/** decodeNonce reads a nonce account: {version, initialized, authority, nonce, lamportsPerSignature}. */
+export function decodeNonce(d) {
+  if (!d || d.length < 8) return null;
+  const st = { version: d.readUInt32LE(0), initialized: d.readUInt32LE(4) === 1 };
+  if (st.initialized && d.length >= NONCE_SIZE) {
+    st.authority = b58(d.subarray(8, 40));
+    st.nonce = b58(d.subarray(40, 72));
+    st.lamportsPerSignature = d.readBigUInt64LE(72);
+  }
+  return st;
+}
+
+/** decodeTable reads a lookup table: {deactivationSlot, lastExtendedSlot, authority, addresses}. */
+export function decodeTable(d) {
+  if (!d || d.length < 56 || d.readUInt32LE(0) !== 1) return null;
+  const addresses = [];
+  for (let off = 56; off + 32 <= d.length; off += 32) addresses.push(b58(d.subarray(off, off + 32)));
+  return {
+    deactivationSlot: d.readBigUInt64LE(4), lastExtendedSlot: d.readBigUInt64LE(12), startIndex: d[20],
+    authority: d[21] === 1 ? b58(d.subarray(22, 54)) : null, addresses,
   };
 }
 
@@ -167,7 +190,19 @@ export class Generator {
       opSystemCreate: 3,
       opSystemSeed: 2,
       opMemo: 3,
+      opNewNonce: this.nonces.length < 6 ? 2 : 0.3,
+      opNonce: this.nonces.length ? 3 : 0,
+      opNewTable: this.tables.length < 6 ? 2 : 0.3,
+      opTable: this.tables.length ? 4 : 0,
+      opNewExtMint: this.extMints().length < 10 ? 5 : 1,
+      opExtMint: this.extMints().length ? 6 : 0,
+      opExtAccount: this.accounts.some((a) => a.program === TOKEN22) ? 3 : 0,
+      opGroupMember: this.extMints().length ? 1 : 0,
     };
+  }
+
+  extMints() {
+    return this.mints.filter((m) => m.exts?.length);
   }
 
   /** assemble turns parts into a transaction, maybe with compute-budget instructions. */
@@ -184,10 +219,59 @@ export class Generator {
       ixs.push(...cb);
     }
     for (const p of parts) ixs.push(...p.ixs);
-    return {
+    const tx = {
       payer, ixs, labels: parts.map((p) => p.op), version: 'legacy', tables: [],
       after: (ok) => { if (ok) for (const p of parts) p.after?.(); },
     };
+    if (this.nonces.length && this.rng.chance(0.1)) this.useNonce(tx);
+    if (this.tables.length && this.rng.chance(0.3)) this.useTables(tx);
+    return tx;
+  }
+
+  /**
+   * useNonce makes tx a durable-nonce transaction: its blockhash is a nonce
+   * account's stored value and AdvanceNonceAccount comes first (mostly;
+   * sometimes a stale value, a wrong authority or the advance in second
+   * place, which make it an ordinary, too-old transaction).
+   */
+  useNonce(tx) {
+    const n = this.pick(this.nonces);
+    const st = decodeNonce(this.acct(n.key)?.data);
+    if (!st?.initialized) return;
+    const others = this.nonces.map((x) => decodeNonce(this.acct(x.key)?.data)?.nonce).filter(Boolean);
+    tx.blockhash = this.rng.chance(0.92) ? st.nonce : this.rng.pick(others);
+    const signer = this.rng.chance(0.92) ? st.authority : this.rng.pick(this.wallets);
+    const adv = system.advanceNonce(n.key, signer, !this.rng.chance(0.03));
+    if (this.rng.chance(0.04) && tx.ixs.length) tx.ixs.splice(1, 0, adv);
+    else tx.ixs.unshift(adv);
+    tx.nonce = n.key;
+    tx.labels.unshift('nonceTx');
+  }
+
+  /**
+   * useTables makes tx a v0 message loading what it can through lookup
+   * tables (as the tables hold them now, including addresses added in this
+   * slot, which are not usable yet), sometimes through a table that lists
+   * an address it does not hold, or an account that is not a table.
+   */
+  useTables(tx) {
+    tx.version = 'v0';
+    tx.labels.push('v0');
+    const n = this.rng.range(1, 2);
+    for (let i = 0; i < n; i++) {
+      const t = this.pick(this.tables);
+      const st = decodeTable(this.acct(t.key)?.data);
+      let addresses = st ? st.addresses.slice() : [];
+      const used = tx.ixs.flatMap((x) => x.keys.map((k) => k.pubkey)).filter((k) => !addresses.includes(k));
+      if (this.rng.chance(0.06) && used.length) addresses.push(this.rng.pick(used));
+      if (!st && !addresses.length && used.length) addresses = [this.rng.pick(used)];
+      let key = t.key;
+      if (this.rng.chance(0.03)) {
+        key = this.rng.chance(0.5) ? this.keypair() : this.anyKey();
+        if (used.length) addresses = [this.rng.pick(used)];
+      }
+      if (!tx.tables.some((x) => x.key === key)) tx.tables.push({ key, addresses });
+    }
   }
 
   // ---- token setup
@@ -216,7 +300,8 @@ export class Generator {
     const acct = this.keypair();
     const payer = this.rng.pick(this.payers);
     const owner = this.rng.chance(0.1) ? this.anyKey() : this.rng.pick(this.wallets);
-    const size = this.rng.chance(0.05) ? this.rng.pick([164, 166, MINT_SIZE, MULTISIG_SIZE]) : ACCOUNT_SIZE;
+    const need = prog === TOKEN22 && m.exts ? accountSize(accountExtsFor(m.exts)) : ACCOUNT_SIZE;
+    const size = this.rng.chance(0.05) ? this.rng.pick([164, 166, MINT_SIZE, MULTISIG_SIZE]) : need;
     const lamports = this.rng.chance(0.05) ? rentExempt(size) - 1n : rentExempt(size) + (this.rng.chance(0.1) ? 777n : 0n);
     const mint = this.maybe(m.key, 0.05);
     let init;
@@ -284,9 +369,16 @@ export class Generator {
 
   // ---- token actions
 
-  /** account picks a token account with its decoded state. */
+  /**
+   * tokenAccount picks a token account with its decoded state, mostly one
+   * holding tokens.
+   */
   tokenAccount() {
-    const a = this.pick(this.accounts);
+    let a = this.pick(this.accounts);
+    if (this.rng.chance(0.75)) {
+      const funded = this.accounts.filter((x) => (this.tokenState(x.key)?.amount ?? 0n) > 0n);
+      if (funded.length) a = this.pick(funded);
+    }
     const st = a && this.tokenState(a.key);
     return st ? { ...a, st } : null;
   }
@@ -314,7 +406,7 @@ export class Generator {
     let s;
     if (a.st.delegate && this.rng.chance(0.5)) s = this.signerFor(a.st.delegate);
     else s = this.signerFor(a.st.owner);
-    const amount = this.rng.chance(0.7) ? this.rng.amount(a.st.amount) : this.rng.amount(a.st.delegatedAmount);
+    const amount = this.rng.chance(0.7) ? this.rng.spend(a.st.amount) : this.rng.spend(a.st.delegatedAmount);
     const prog = this.rng.chance(0.03) ? this.otherProgram(a.program) : a.program;
     const m = this.mintState(a.mint);
     const decimals = m && this.rng.chance(0.92) ? m.decimals : this.rng.int(12);
@@ -369,7 +461,7 @@ export class Generator {
     const a = this.tokenAccount();
     if (!a) return null;
     const s = a.st.delegate && this.rng.chance(0.4) ? this.signerFor(a.st.delegate) : this.signerFor(a.st.owner);
-    const amount = this.rng.amount(a.st.amount);
+    const amount = this.rng.spend(a.st.amount);
     const m = this.mintState(a.mint);
     const ix = this.rng.chance(0.5)
       ? token.burn(a.program, a.key, this.maybe(a.mint, 0.05), s.key, amount, s.signs, s.signers)
@@ -402,8 +494,11 @@ export class Generator {
   }
 
   opSyncNative() {
-    const a = this.tokenAccount();
-    if (!a) return null;
+    const natives = this.accounts.filter((x) => x.mint === NATIVE_MINT || x.mint === NATIVE_MINT_2022);
+    const pick = natives.length && this.rng.chance(0.85) ? this.pick(natives) : this.pick(this.accounts);
+    const st = pick && this.tokenState(pick.key);
+    if (!st) return null;
+    const a = { ...pick, st };
     const ixs = [];
     if (this.rng.chance(0.5)) ixs.push(system.transfer(this.rng.pick(this.payers), a.key, BigInt(this.rng.int(3_000_000))));
     const extra = a.program === TOKEN22 && this.rng.chance(0.2) ? [r(this.rng.chance(0.8) ? RENT : CLOCK)] : [];
@@ -471,7 +566,9 @@ export class Generator {
 
   opSystemCreate() {
     const payer = this.rng.pick(this.payers);
-    const to = this.rng.chance(0.9) ? this.keypair() : this.anyKey();
+    // Never a fee payer: one that gets data or an owner pays no more fees.
+    let to = this.rng.chance(0.9) ? this.keypair() : this.anyKey();
+    if (this.payers.includes(to)) to = this.keypair();
     const space = this.rng.pick([0, 1, 10, 165, 1000, this.rng.int(20000), 10 * 1024 * 1024 + 1]);
     const lamports = this.rng.chance(0.8) ? rentExempt(space) : this.rng.amount(rentExempt(space));
     const owner = this.rng.pick([SYSTEM, TOKEN, this.rng.pick(this.wallets), MEMO]);
@@ -522,6 +619,386 @@ export class Generator {
     }
   }
 
+  // ---- durable nonces
+
+  opNewNonce() {
+    const payer = this.rng.pick(this.payers);
+    const nonce = this.keypair();
+    const authority = this.rng.pick(this.wallets.concat(this.payers));
+    const size = this.rng.chance(0.05) ? this.rng.pick([79, 81, 0]) : NONCE_SIZE;
+    const lamports = this.rng.chance(0.05) ? rentExempt(size) - 1n : rentExempt(size) + (this.rng.chance(0.3) ? 12345n : 0n);
+    const owner = this.rng.chance(0.03) ? TOKEN : SYSTEM;
+    const ixs = [system.createAccount(payer, nonce, lamports, size, owner), system.initializeNonce(nonce, authority)];
+    if (this.rng.chance(0.04)) ixs.push(system.initializeNonce(nonce, authority));
+    return { ixs, after: () => this.nonces.push({ key: nonce }) };
+  }
+
+  opNonce() {
+    const n = this.pick(this.nonces);
+    const a = this.acct(n.key);
+    const st = decodeNonce(a?.data);
+    const auth = st?.authority && this.rng.chance(0.9) ? st.authority : this.rng.pick(this.wallets);
+    const signs = !this.rng.chance(0.04);
+    switch (this.rng.int(6)) {
+      case 0:
+        return { ixs: [system.advanceNonce(n.key, auth, signs)] };
+      case 1: {
+        const bal = a?.lamports ?? 0n;
+        const lamports = this.rng.chance(0.5) ? this.rng.amount(bal) : bal - rentExempt(NONCE_SIZE) + BigInt(this.rng.range(-2, 2));
+        const to = this.rng.pick(this.wallets.concat([n.key]));
+        return { ixs: [system.withdrawNonce(n.key, to, auth, lamports < 0n ? 0n : lamports, signs)] };
+      }
+      case 2:
+        return { ixs: [system.authorizeNonce(n.key, auth, this.rng.pick(this.wallets.concat(this.payers)), signs)] };
+      case 3:
+        return { ixs: [system.upgradeNonce(n.key)] };
+      case 4:
+        return { ixs: [system.initializeNonce(n.key, this.rng.pick(this.wallets))] };
+      default: {
+        // A nonce account is a System account: plain transfers into it work.
+        return { ixs: [system.transfer(this.rng.pick(this.payers), n.key, BigInt(this.rng.int(100000)))] };
+      }
+    }
+  }
+
+  // ---- address lookup tables
+
+  opNewTable() {
+    const authority = this.rng.pick(this.wallets);
+    const payer = this.rng.pick(this.payers);
+    const slot = this.svm.slot();
+    let recent;
+    if (this.rng.chance(0.9)) recent = slot - BigInt(this.rng.range(1, 6));
+    else recent = this.rng.pick([slot, slot + 1n, slot - 600n, 0n]);
+    if (recent < 0n) recent = 0n;
+    const { key: table, bump } = alt.address(authority, recent);
+    const b = this.rng.chance(0.04) ? (bump + 1) & 0xff : bump;
+    const tkey = this.rng.chance(0.03) ? this.anyKey() : table;
+    const ixs = [alt.create(tkey, authority, payer, recent, b, this.rng.chance(0.3))];
+    if (this.rng.chance(0.4)) ixs.push(alt.extend(table, authority, payer, this.addressesForTable()));
+    return { ixs, after: () => { if (!this.tables.some((t) => t.key === table)) this.tables.push({ key: table }); } };
+  }
+
+  addressesForTable() {
+    const n = this.rng.chance(0.03) ? this.rng.pick([0, 38]) : this.rng.range(1, 6);
+    const pools = [this.wallets, this.accounts.map((a) => a.key), this.mints.map((m) => m.key), this.plain, this.payers,
+      [TOKEN, TOKEN22, SYSTEM, RENT, MEMO]];
+    const out = [];
+    for (let i = 0; i < n; i++) {
+      const pool = this.rng.pick(pools.filter((p) => p.length));
+      out.push(this.rng.pick(pool));
+    }
+    return out;
+  }
+
+  opTable() {
+    const t = this.pick(this.tables);
+    const st = decodeTable(this.acct(t.key)?.data);
+    const auth = st?.authority && this.rng.chance(0.9) ? st.authority : this.rng.pick(this.wallets);
+    const signs = !this.rng.chance(0.04);
+    switch (this.rng.weighted({ extend: 5, freeze: 1, deactivate: 1.5, close: 1.5, jump: 0.15 })) {
+      case 'extend': {
+        const payer = this.rng.chance(0.85) ? this.rng.pick(this.payers) : null;
+        return { ixs: [alt.extend(t.key, auth, payer, this.addressesForTable(), signs)] };
+      }
+      case 'freeze':
+        return { ixs: [alt.freeze(t.key, auth, signs)] };
+      case 'deactivate':
+        return { ixs: [alt.deactivate(t.key, auth, signs)] };
+      case 'jump':
+        // Let the run skip past the 512-slot cool-down once in a while.
+        this.wantJump = true;
+        return { ixs: [alt.deactivate(t.key, auth, signs)] };
+      default: {
+        const to = this.rng.chance(0.05) ? t.key : this.rng.pick(this.wallets.concat(this.payers));
+        return { ixs: [alt.close(t.key, auth, to, signs)] };
+      }
+    }
+  }
+
+  // ---- Token-2022 extensions
+
+  opNewExtMint() {
+    const mint = this.keypair();
+    const payer = this.rng.pick(this.payers);
+    const decimals = this.rng.pick([0, 2, 6, 9]);
+    const authority = this.rng.pick(this.wallets);
+    const freeze = this.rng.chance(0.7) ? this.rng.pick(this.wallets) : null;
+    const pool = [EXT.TransferFeeConfig, EXT.TransferFeeConfig, EXT.MintCloseAuthority, EXT.DefaultAccountState,
+      EXT.NonTransferable, EXT.InterestBearingConfig, EXT.PermanentDelegate, EXT.TransferHook, EXT.MetadataPointer,
+      EXT.MetadataPointer, EXT.GroupPointer, EXT.GroupMemberPointer, EXT.ScaledUiAmount, EXT.Pausable];
+    const exts = [];
+    for (let n = this.rng.range(1, 4); exts.length < n;) {
+      const t = this.rng.pick(pool);
+      if (!exts.includes(t)) exts.push(t);
+    }
+    if (exts.includes(EXT.ScaledUiAmount) && exts.includes(EXT.InterestBearingConfig) && this.rng.chance(0.8)) {
+      exts.splice(exts.indexOf(EXT.ScaledUiAmount), 1);
+    }
+    const who = () => (this.rng.chance(0.8) ? this.rng.pick(this.wallets) : null);
+    const init = [];
+    let metadata = null;
+    let group = false;
+    for (const t of exts) {
+      switch (t) {
+        case EXT.TransferFeeConfig:
+          init.push(ext.initTransferFee(mint, who(), who(), this.rng.pick([0, 1, 50, 100, 10000, 10001]),
+            this.rng.pick([0n, 1n, 5000n, 10n ** 9n, U64_MAX])));
+          break;
+        case EXT.MintCloseAuthority: init.push(ext.initMintCloseAuthority(mint, who())); break;
+        case EXT.DefaultAccountState: init.push(ext.initDefaultState(mint, this.rng.pick([1, 2, 2, 0, 3]))); break;
+        case EXT.NonTransferable: init.push(ext.initNonTransferable(mint)); break;
+        case EXT.InterestBearingConfig: init.push(ext.initInterestBearing(mint, who(), this.rng.pick([0, 500, -500, 32767, -32768, 25]))); break;
+        case EXT.PermanentDelegate: init.push(ext.initPermanentDelegate(mint, this.rng.pick(this.wallets))); break;
+        case EXT.TransferHook: init.push(ext.initTransferHook(mint, who(), null)); break;
+        case EXT.MetadataPointer: {
+          const self = this.rng.chance(0.85);
+          init.push(ext.initPointer('MetadataPointer', mint, who(), self ? mint : this.keypair()));
+          if (self && this.rng.chance(0.8)) {
+            metadata = { name: this.rng.pick(['Ferry', 'Test Token', '', 'ü'.repeat(5)]), symbol: this.rng.pick(['FRY', 'T', '']),
+              uri: this.rng.pick(['https://example.com/t.json', '', 'x'.repeat(200)]) };
+          }
+          break;
+        }
+        case EXT.GroupPointer: {
+          init.push(ext.initPointer('GroupPointer', mint, who(), mint));
+          group = this.rng.chance(0.8);
+          break;
+        }
+        case EXT.GroupMemberPointer: init.push(ext.initPointer('GroupMemberPointer', mint, who(), mint)); break;
+        case EXT.ScaledUiAmount: init.push(ext.initScaledUi(mint, who(), this.rng.pick([1, 2.5, 0.001, 1e6, 0, -1]))); break;
+        case EXT.Pausable: init.push(ext.initPausable(mint, this.rng.pick(this.wallets))); break;
+      }
+    }
+    const size = mintSize(exts);
+    let full = size;
+    if (metadata) full += 4 + metadataSize(metadata.name, metadata.symbol, metadata.uri);
+    if (group) full += 4 + SIZE[EXT.TokenGroup];
+    const lamports = this.rng.chance(0.05) ? rentExempt(size) : rentExempt(full);
+    const ixs = [system.createAccount(payer, mint, lamports, this.rng.chance(0.03) ? size - 4 : size, TOKEN22)];
+    for (let i = init.length - 1; i > 0; i--) {
+      const j = this.rng.int(i + 1);
+      [init[i], init[j]] = [init[j], init[i]];
+    }
+    ixs.push(...init);
+    ixs.push(this.rng.chance(0.5) ? token.initializeMint2(TOKEN22, mint, decimals, authority, freeze)
+      : token.initializeMint(TOKEN22, mint, decimals, authority, freeze));
+    if (metadata) {
+      ixs.push(ext.metadataInit(mint, this.rng.pick(this.wallets), mint, this.rng.chance(0.95) ? authority : this.rng.pick(this.wallets),
+        metadata.name, metadata.symbol, metadata.uri));
+    }
+    if (group) {
+      ixs.push(ext.groupInit(mint, mint, this.rng.chance(0.95) ? authority : this.rng.pick(this.wallets), who(), BigInt(this.rng.pick([0, 1, 3, 100]))));
+    }
+    return { ixs, after: () => this.mints.push({ key: mint, program: TOKEN22, decimals, exts }) };
+  }
+
+  /** mintExt picks a Token-2022 mint with extensions and its decoded state. */
+  extMint() {
+    const m = this.pick(this.extMints());
+    const a = m && this.acct(m.key);
+    if (!a) return null;
+    return { ...m, data: a.data, st: decodeMint(a.data) };
+  }
+
+  opExtMint() {
+    const m = this.extMint();
+    if (!m) return null;
+    const present = new Set([...extValuesOf(m.data)]);
+    const choices = [];
+    if (present.has(EXT.TransferFeeConfig)) choices.push('feeTransfer', 'feeTransfer', 'harvest', 'withdrawMint', 'withdrawAccounts', 'setFee');
+    if (present.has(EXT.DefaultAccountState)) choices.push('defaultState');
+    if (present.has(EXT.InterestBearingConfig)) choices.push('rate');
+    if (present.has(EXT.TransferHook)) choices.push('hook');
+    if (present.has(EXT.MetadataPointer)) choices.push('metadataPointer');
+    if (present.has(EXT.GroupPointer)) choices.push('groupPointer');
+    if (present.has(EXT.GroupMemberPointer)) choices.push('memberPointer');
+    if (present.has(EXT.ScaledUiAmount)) choices.push('multiplier');
+    if (present.has(EXT.Pausable)) choices.push('pause');
+    if (present.has(EXT.TokenMetadata)) choices.push('metaField', 'metaField', 'metaRemove', 'metaAuthority', 'metaEmit');
+    if (present.has(EXT.TokenGroup)) choices.push('groupMax', 'groupAuthority');
+    if (present.has(EXT.MintCloseAuthority)) choices.push('closeMint');
+    choices.push('excess', 'permanent');
+    const value = (t) => extValue(m.data, t);
+    const authAt = (t, off) => {
+      const v = value(t);
+      const k = v && v.subarray(off, off + 32);
+      const key = k && !k.every((b) => b === 0) ? b58(k) : null;
+      return this.rng.chance(0.92) && key ? { key, signs: !this.rng.chance(0.04) } : { key: this.rng.pick(this.wallets), signs: true };
+    };
+    const accountsOfMint = this.accounts.filter((a) => a.mint === m.key);
+    switch (this.rng.pick(choices)) {
+      case 'feeTransfer': {
+        const src = this.pick(accountsOfMint);
+        const dst = this.pick(accountsOfMint);
+        const st = src && this.tokenState(src.key);
+        if (!st || !dst) return null;
+        const v = value(EXT.TransferFeeConfig);
+        const amount = this.rng.spend(st.amount);
+        const fee = transferFee(v, this.svm.epoch(), amount);
+        const s = this.signerFor(st.owner);
+        const ixs = [];
+        if (this.rng.chance(0.3)) ixs.push(memo.v2(Buffer.from('fee')));
+        ixs.push(ext.transferCheckedWithFee(src.key, m.key, dst.key, s.key, amount, this.rng.chance(0.95) ? m.decimals : 1,
+          this.rng.chance(0.9) ? fee : fee + 1n, s.signs, s.signers));
+        return { ixs };
+      }
+      case 'harvest':
+        return { ixs: [ext.harvestToMint(m.key, accountsOfMint.slice(0, this.rng.range(0, 4)).map((a) => a.key))] };
+      case 'withdrawMint': {
+        const a = authAt(EXT.TransferFeeConfig, 32);
+        const dst = this.pick(accountsOfMint);
+        if (!dst) return null;
+        return { ixs: [ext.withdrawWithheldFromMint(m.key, dst.key, a.key, a.signs)] };
+      }
+      case 'withdrawAccounts': {
+        const a = authAt(EXT.TransferFeeConfig, 32);
+        const dst = this.pick(accountsOfMint);
+        if (!dst) return null;
+        return { ixs: [ext.withdrawWithheldFromAccounts(m.key, dst.key, a.key, accountsOfMint.slice(0, this.rng.range(0, 3)).map((x) => x.key), a.signs)] };
+      }
+      case 'setFee': {
+        const a = authAt(EXT.TransferFeeConfig, 0);
+        return { ixs: [ext.setTransferFee(m.key, a.key, this.rng.pick([0, 25, 10000, 10001]), this.rng.pick([0n, 77n, U64_MAX]), a.signs)] };
+      }
+      case 'defaultState': {
+        const f = m.st?.freezeAuthority ? { key: b58(m.st.freezeAuthority), signs: true } : { key: this.rng.pick(this.wallets), signs: true };
+        return { ixs: [ext.updateDefaultState(m.key, f.key, this.rng.pick([1, 2, 0, 3]), f.signs)] };
+      }
+      case 'rate': {
+        const a = authAt(EXT.InterestBearingConfig, 0);
+        return { ixs: [ext.updateRate(m.key, a.key, this.rng.pick([0, 100, -100, 32767, -32768]), a.signs)] };
+      }
+      case 'hook': {
+        const a = authAt(EXT.TransferHook, 0);
+        return { ixs: [ext.updateTransferHook(m.key, a.key, null, a.signs)] };
+      }
+      case 'metadataPointer':
+      case 'groupPointer':
+      case 'memberPointer': {
+        const kind = { metadataPointer: 'MetadataPointer', groupPointer: 'GroupPointer', memberPointer: 'GroupMemberPointer' }[this.rng.pick(['metadataPointer', 'groupPointer', 'memberPointer'].filter((c) => choices.includes(c)))];
+        const a = authAt(EXT[kind], 0);
+        return { ixs: [ext.updatePointer(kind, m.key, a.key, this.rng.chance(0.7) ? m.key : this.rng.pick(this.wallets), a.signs)] };
+      }
+      case 'multiplier': {
+        const a = authAt(EXT.ScaledUiAmount, 0);
+        const now = this.svm.unixTimestamp();
+        return { ixs: [ext.updateMultiplier(m.key, a.key, this.rng.pick([1, 3, 0.5, 0, -2]), this.rng.pick([0n, now, now + 100n, now - 5n]), a.signs)] };
+      }
+      case 'pause': {
+        const a = authAt(EXT.Pausable, 0);
+        return { ixs: [ext.pause(m.key, a.key, this.rng.chance(0.5), a.signs)] };
+      }
+      case 'metaField':
+      case 'metaRemove':
+      case 'metaAuthority':
+      case 'metaEmit': {
+        const a = authAt(EXT.TokenMetadata, 0);
+        const ixs = [];
+        if (this.rng.chance(0.7)) ixs.push(system.transfer(this.rng.pick(this.payers), m.key, BigInt(this.rng.pick([10000, 100000, 1000000]))));
+        const keys = ['color', 'size', 'x'];
+        switch (this.rng.pick(['metaField', 'metaField', 'metaRemove', 'metaAuthority', 'metaEmit'])) {
+          case 'metaField':
+            ixs.push(ext.metadataUpdateField(m.key, a.key, this.rng.chance(0.5) ? this.rng.int(3) : this.rng.pick(keys),
+              this.rng.pick(['blue', '', 'a much longer value than before', 'ü']), a.signs));
+            break;
+          case 'metaRemove':
+            ixs.push(ext.metadataRemoveKey(m.key, a.key, this.rng.pick(keys), this.rng.chance(0.5), a.signs));
+            break;
+          case 'metaAuthority':
+            ixs.push(ext.metadataUpdateAuthority(m.key, a.key, this.rng.chance(0.2) ? null : this.rng.pick(this.wallets), a.signs));
+            break;
+          default:
+            ixs.push(ext.metadataEmit(m.key, this.rng.pick([null, 0n, 10n, 100n]), this.rng.pick([null, 5n, 50n, 1000n])));
+        }
+        return { ixs };
+      }
+      case 'groupMax': {
+        const a = authAt(EXT.TokenGroup, 0);
+        return { ixs: [ext.groupUpdateMaxSize(m.key, a.key, BigInt(this.rng.pick([0, 1, 2, 10])), a.signs)] };
+      }
+      case 'groupAuthority': {
+        const a = authAt(EXT.TokenGroup, 0);
+        return { ixs: [ext.groupUpdateAuthority(m.key, a.key, this.rng.chance(0.2) ? null : this.rng.pick(this.wallets), a.signs)] };
+      }
+      case 'closeMint': {
+        const a = authAt(EXT.MintCloseAuthority, 0);
+        return { ixs: [token.closeAccount(TOKEN22, m.key, this.rng.pick(this.wallets), a.key, a.signs)] };
+      }
+      case 'excess': {
+        const s = this.signerFor(m.st?.mintAuthority ?? null);
+        const ixs = [];
+        if (this.rng.chance(0.5)) ixs.push(system.transfer(this.rng.pick(this.payers), m.key, BigInt(this.rng.range(1, 50000))));
+        ixs.push(ext.withdrawExcessLamports(m.key, this.rng.pick(this.wallets), s.key, s.signs, s.signers));
+        return { ixs };
+      }
+      default: {
+        // The permanent delegate (or a stranger) moves or burns tokens.
+        const v = value(EXT.PermanentDelegate);
+        const src = this.pick(accountsOfMint);
+        const st = src && this.tokenState(src.key);
+        if (!st) return null;
+        const d = v && this.rng.chance(0.9) ? b58(v) : this.rng.pick(this.wallets);
+        const amount = this.rng.amount(st.amount);
+        if (this.rng.chance(0.5)) {
+          const dst = this.pick(accountsOfMint);
+          return { ixs: [token.transferChecked(TOKEN22, src.key, m.key, dst.key, d, amount, m.decimals)] };
+        }
+        return { ixs: [token.burnChecked(TOKEN22, src.key, m.key, d, amount, m.decimals)] };
+      }
+    }
+  }
+
+  opExtAccount() {
+    const a = this.pick(this.accounts.filter((x) => x.program === TOKEN22));
+    const st = a && this.tokenState(a.key);
+    if (!st) return null;
+    const s = this.signerFor(st.owner);
+    switch (this.rng.int(5)) {
+      case 0: {
+        const types = this.rng.pick([[EXT.MemoTransfer], [EXT.CpiGuard], [EXT.MemoTransfer, EXT.CpiGuard], [EXT.ImmutableOwner], [EXT.TransferFeeConfig], []]);
+        return { ixs: [ext.reallocate(a.key, this.rng.pick(this.payers), s.key, types, s.signs, s.signers)] };
+      }
+      case 1:
+        return { ixs: [ext.memoTransfer(a.key, s.key, this.rng.chance(0.6), s.signs, s.signers)] };
+      case 2:
+        return { ixs: [ext.cpiGuard(a.key, s.key, this.rng.chance(0.6), s.signs, s.signers)] };
+      case 3: {
+        const ixs = [];
+        if (this.rng.chance(0.6)) ixs.push(system.transfer(this.rng.pick(this.payers), a.key, BigInt(this.rng.range(1, 90000))));
+        ixs.push(ext.withdrawExcessLamports(a.key, this.rng.pick(this.wallets), s.key, s.signs, s.signers));
+        return { ixs };
+      }
+      default: {
+        // A memo-guarded transfer: memo first, then the transfer.
+        const dst = this.pick(this.accounts.filter((x) => x.mint === a.mint));
+        const m = this.mintState(a.mint);
+        if (!dst || !m) return null;
+        const ixs = [];
+        if (this.rng.chance(0.7)) ixs.push(memo.v2(Buffer.from('memo for transfer')));
+        ixs.push(token.transferChecked(TOKEN22, a.key, a.mint, dst.key, s.key, this.rng.amount(st.amount), m.decimals, s.signs, s.signers));
+        return { ixs };
+      }
+    }
+  }
+
+  opGroupMember() {
+    const groups = this.extMints().filter((m) => extValue(this.acct(m.key)?.data, EXT.TokenGroup));
+    const members = this.extMints().filter((m) => m.exts.includes(EXT.GroupMemberPointer));
+    const g = this.pick(groups);
+    const mm = this.pick(members);
+    if (!g || !mm) return null;
+    const gv = extValue(this.acct(g.key).data, EXT.TokenGroup);
+    const ua = gv.subarray(0, 32).every((b) => b === 0) ? this.rng.pick(this.wallets) : b58(gv.subarray(0, 32));
+    const mst = this.mintState(mm.key);
+    const mauth = mst?.mintAuthority ? b58(mst.mintAuthority) : this.rng.pick(this.wallets);
+    const ixs = [];
+    if (this.rng.chance(0.8)) ixs.push(system.transfer(this.rng.pick(this.payers), mm.key, rentExempt(4 + SIZE[EXT.TokenGroupMember]) - rentExempt(0)));
+    ixs.push(ext.groupInitMember(mm.key, mm.key, this.rng.chance(0.9) ? mauth : this.rng.pick(this.wallets), g.key,
+      this.rng.chance(0.9) ? ua : this.rng.pick(this.wallets)));
+    return { ixs };
+  }
+
   // ---- memo
 
   opMemo() {
@@ -532,6 +1009,31 @@ export class Generator {
     for (let i = this.rng.int(3); i > 0; i--) signers.push([this.rng.pick(this.payers.concat(this.wallets)), !this.rng.chance(0.2)]);
     return { ixs: [this.rng.chance(0.8) ? memo.v2(bytes, signers) : memo.v1(bytes, signers)] };
   }
+}
+
+/** extValuesOf lists the extension types present in Token-2022 account data. */
+function extValuesOf(data) {
+  const out = [];
+  if (!data || data.length <= ACCOUNT_SIZE) return out;
+  for (let off = ACCOUNT_SIZE + 1; off + 4 <= data.length;) {
+    const t = data.readUInt16LE(off);
+    if (t === 0) break;
+    out.push(t);
+    off += 4 + data.readUInt16LE(off + 2);
+  }
+  return out;
+}
+
+/** transferFee is the fee Token-2022 charges on amount at epoch. */
+export function transferFee(v, epoch, amount) {
+  if (!v) return 0n;
+  const newerEpoch = v.readBigUInt64LE(90);
+  const off = BigInt(epoch) >= newerEpoch ? 90 : 72;
+  const max = v.readBigUInt64LE(off + 8);
+  const bps = BigInt(v.readUInt16LE(off + 16));
+  if (bps === 0n || amount === 0n) return 0n;
+  const fee = (amount * bps + 9999n) / 10000n;
+  return fee > max ? max : fee;
 }
 
 export function keyOf(bytes) {

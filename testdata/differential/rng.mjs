@@ -63,6 +63,17 @@ export class Rng {
   }
 
   /**
+   * spend picks an amount to spend from a balance: usually a valid one
+   * (a share of it, all of it), sometimes an edge case (amount).
+   */
+  spend(balance) {
+    balance = BigInt(balance);
+    if (balance === 0n || this.chance(0.25)) return this.amount(balance);
+    if (this.chance(0.15)) return balance;
+    return 1n + BigInt(Math.floor(Number(balance - 1n) * (this.u32() / 2 ** 32)));
+  }
+
+  /**
    * amount picks an edge-biased amount against a balance: 0, 1, the whole
    * balance, one more, a random share, or a huge value.
    */

@@ -99,6 +99,21 @@ export class Svm {
     this.inner.setSlotHashes(out);
   }
 
+  /** slot is the current slot (the Clock's). */
+  slot() {
+    return this.inner.getClock().slot;
+  }
+
+  /** epoch is the current epoch (the Clock's). */
+  epoch() {
+    return this.inner.getClock().epoch;
+  }
+
+  /** unixTimestamp is the Clock's time. */
+  unixTimestamp() {
+    return this.inner.getClock().unixTimestamp;
+  }
+
   airdrop(key, lamports) {
     const r = this.inner.airdrop(unb58(key), BigInt(lamports));
     if (!r || typeof r.err === 'function') throw new Error(`LiteSVM airdrop to ${key} failed`);
@@ -124,9 +139,12 @@ export class Svm {
    * says whether it was recorded (fee charged), err is null or Agave's JSON.
    */
   send(raw, signature, v0) {
+    // A signature that already landed keeps its record: only a new one
+    // means this send landed.
+    const seen = this.inner.getTransaction(unb58(signature, 64)) !== null;
     const r = v0 ? this.inner.sendVersionedTransaction(raw) : this.inner.sendLegacyTransaction(raw);
     const failed = typeof r.err === 'function';
-    const landed = this.inner.getTransaction(unb58(signature, 64)) !== null;
+    const landed = !seen && this.inner.getTransaction(unb58(signature, 64)) !== null;
     return { landed, err: failed ? agaveError(r.err()) : null, logs: (failed ? r.meta() : r).logs() };
   }
 }

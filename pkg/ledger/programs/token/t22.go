@@ -1745,8 +1745,10 @@ func (p *t22) withdrawWithheldFromAccounts(numAccounts uint8) error {
 }
 
 func (p *t22) defaultAccountStateExtension(d []byte) error {
+	// The program decodes the sub-instruction and the state together:
+	// any malformed input is InvalidInstruction.
 	if len(d) != 2 || d[0] > 1 || d[1] > stateFrozen {
-		return runtime.ErrInvalidInstructionData
+		return ErrInvalidInstruction
 	}
 	state := d[1]
 	if d[0] == 0 {

@@ -3,6 +3,7 @@ package token
 import (
 	"encoding/binary"
 	"math"
+	"math/big"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -22,7 +23,9 @@ const (
 	oneInBasisPoints = 10_000.0
 )
 
-// interestScale is InterestBearingConfig::total_scale without the decimals.
+// interestScale is InterestBearingConfig::total_scale without the decimals:
+// e^(rate × time) for the time before and after the last update, false if
+// a timespan overflows i64 (timestamps may go backwards).
 func interestScale(v []byte, now int64) (float64, bool) {
 	init, last := int64(u64At(v, 32)), int64(u64At(v, 42))
 	preRate, curRate := int16(binary.LittleEndian.Uint16(v[40:])), int16(binary.LittleEndian.Uint16(v[50:]))
@@ -31,91 +34,42 @@ func interestScale(v []byte, now int64) (float64, bool) {
 	if !ok1 || !ok2 {
 		return 0, false
 	}
-	preExp := math.Exp(float64(preRate) * float64(pre) / secondsPerYear / oneInBasisPoints)
-	postExp := math.Exp(float64(curRate) * float64(post) / secondsPerYear / oneInBasisPoints)
-	return preExp * postExp, true
+	return interestExp(preRate, pre) * interestExp(curRate, post), true
+}
+
+// interestExp is e^(rate × span / year / 10 000), with rate × span taken
+// exactly (as the program's i128 product) before it becomes a float.
+func interestExp(rate int16, span int64) float64 {
+	n := new(big.Int).Mul(big.NewInt(int64(rate)), big.NewInt(span))
+	f, _ := new(big.Float).SetInt(n).Float64()
+	return math.Exp(f / secondsPerYear / oneInBasisPoints)
 }
 
 // timeWeightedAverageRate is InterestBearingConfig's average of the rate
-// since initialization (UpdateRate stores it); false on overflow or a zero
-// timespan, as the program's checked arithmetic fails then.
+// since initialization, which UpdateRate stores, in the program's i128
+// arithmetic: the current rate when no time has passed, false when the
+// average does not fit an i16 (timestamps that went backwards).
 func timeWeightedAverageRate(v []byte, now int64) (int16, bool) {
-	init, last := int64(u64At(v, 32)), int64(u64At(v, 42))
-	preRate, curRate := int64(int16(binary.LittleEndian.Uint16(v[40:]))), int64(int16(binary.LittleEndian.Uint16(v[50:])))
-	pre, ok1 := subI64(last, init)
-	post, ok2 := subI64(now, last)
-	if !ok1 || !ok2 {
+	init, last := big.NewInt(int64(u64At(v, 32))), big.NewInt(int64(u64At(v, 42)))
+	r1 := big.NewInt(int64(int16(binary.LittleEndian.Uint16(v[40:]))))
+	r2 := big.NewInt(int64(int16(binary.LittleEndian.Uint16(v[50:]))))
+	t1 := new(big.Int).Sub(last, init)
+	t2 := new(big.Int).Sub(big.NewInt(now), last)
+	total := new(big.Int).Add(t1, t2)
+	avg := r2
+	if total.Sign() != 0 {
+		num := new(big.Int).Add(new(big.Int).Mul(r1, t1), new(big.Int).Mul(r2, t2))
+		avg = num.Quo(num, total) // truncates toward zero, as Rust does
+	}
+	if !avg.IsInt64() || avg.Int64() < math.MinInt16 || avg.Int64() > math.MaxInt16 {
 		return 0, false
 	}
-	total, ok := addI64(pre, post)
-	if !ok || total == 0 {
-		return 0, false
-	}
-	// |rate| < 2^15 and |span| < 2^63: the products and their sum fit 128
-	// bits; do the arithmetic in float-free 128-bit steps.
-	num := addI128(mulI128(preRate, pre), mulI128(curRate, post))
-	return int16(divI128(num, total)), true
+	return int16(avg.Int64()), true
 }
 
 func subI64(a, b int64) (int64, bool) {
 	c := a - b
 	return c, (c < a) == (b > 0)
-}
-
-func addI64(a, b int64) (int64, bool) {
-	c := a + b
-	return c, (c > a) == (b > 0)
-}
-
-// i128 is a two's-complement 128-bit integer.
-type i128 struct{ hi, lo uint64 }
-
-func mulI128(a, b int64) i128 {
-	neg := (a < 0) != (b < 0)
-	ua, ub := uint64(a), uint64(b)
-	if a < 0 {
-		ua = uint64(-a)
-	}
-	if b < 0 {
-		ub = uint64(-b)
-	}
-	hi, lo := bits.Mul64(ua, ub)
-	v := i128{hi, lo}
-	if neg {
-		v = negI128(v)
-	}
-	return v
-}
-
-func negI128(v i128) i128 {
-	lo, c := bits.Add64(^v.lo, 1, 0)
-	return i128{^v.hi + c, lo}
-}
-
-func addI128(a, b i128) i128 {
-	lo, c := bits.Add64(a.lo, b.lo, 0)
-	hi, _ := bits.Add64(a.hi, b.hi, c)
-	return i128{hi, lo}
-}
-
-// divI128 divides truncating toward zero and returns the low 64 bits (the
-// program casts the quotient with `as i16`, which keeps the low bits).
-func divI128(a i128, d int64) int64 {
-	neg := (int64(a.hi) < 0) != (d < 0)
-	if int64(a.hi) < 0 {
-		a = negI128(a)
-	}
-	ud := uint64(d)
-	if d < 0 {
-		ud = uint64(-d)
-	}
-	qhi := a.hi / ud
-	qlo, _ := bits.Div64(a.hi%ud, a.lo, ud)
-	q := i128{qhi, qlo}
-	if neg {
-		q = negI128(q)
-	}
-	return int64(q.lo)
 }
 
 // validMultiplier is ScaledUiAmount's check: positive and normal.
