@@ -68,7 +68,14 @@ func (l *Ledger) durableNonce(msg *txwire.Message, keys []solana.PublicKey, sign
 	return &nonceInfo{index: idx, advanced: adv, lamportsPerSignature: st.LamportsPerSignature}
 }
 
-// NonceFeeRate is what getFeeForMessage needs of a durable-nonce message
+// nonceFeeRateAt is nonceFeeRate against the state at commitment c.
+func (l *Ledger) nonceFeeRateAt(msg *txwire.Message, c Commitment) (uint64, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.nonceFeeRate(msg, viewSource{l: l, cut: l.cutoff(c)}, l.env())
+}
+
+// nonceFeeRate is what getFeeForMessage needs of a durable-nonce message
 // whose blockhash is not recent: the nonce's recorded fee rate, if the
 // message is a valid nonce transaction at the commitment. Callers hold mu.
 func (l *Ledger) nonceFeeRate(msg *txwire.Message, src source, env rt.Env) (uint64, bool) {
@@ -91,6 +98,8 @@ func (l *Ledger) nonceFeeRate(msg *txwire.Message, src source, env rt.Env) (uint
 	return ni.lamportsPerSignature, true
 }
 
+// hasDuplicate reports whether a key appears twice (a v0 message's loaded
+// addresses may repeat a static key or each other).
 func hasDuplicate(keys []solana.PublicKey) bool {
 	seen := make(map[solana.PublicKey]struct{}, len(keys))
 	for _, k := range keys {
