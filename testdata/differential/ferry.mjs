@@ -126,6 +126,14 @@ export class Ferry {
     }
   }
 
+  /** returnData reads a landed transaction's return data once its block is confirmed. */
+  async returnData(signature) {
+    const tx = await this.call('getTransaction', [signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }]);
+    if (!tx) throw new Error(`getTransaction ${signature}: not found`);
+    const rd = tx.meta.returnData;
+    return rd && rd.data[0] ? { programId: rd.programId, data: rd.data[0] } : null;
+  }
+
   async sysvar(key) {
     const r = await this.call('getAccountInfo', [key, { encoding: 'base64', commitment: 'processed' }]);
     return r.value ? Buffer.from(r.value.data[0], 'base64') : null;

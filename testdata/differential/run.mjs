@@ -34,6 +34,7 @@ const { values: opts } = parseArgs({
 
 const SYSVAR_OWNER = 'Sysvar1111111111111111111111111111111111111';
 const PACKET_DATA_SIZE = 1232;
+const RETURNS_DATA = new Set(['token.getAccountDataSize', 'token.amountToUiAmount', 'token.uiAmountToAmount']);
 
 /**
  * knownDivergence names a documented, deliberate difference that explains
@@ -174,7 +175,18 @@ async function runSeed(seed, count, stats) {
         const d = accountDiff(k, f, s);
         if (d) diffs.push(d);
       });
-      const outcomeDiff = ours.landed !== theirs.landed || !same(ours.err, theirs.err);
+      // Instructions that answer through return data: their answer is
+      // compared too (ferry serves it once the block is confirmed).
+      const execBlockhash = blockhash;
+      if (ours.landed && theirs.landed && tx.ixs.some((x) => RETURNS_DATA.has(x.name))) {
+        const r = await ferry.advanceSlot();
+        blockhash = r.blockhash;
+        await syncChain(ferry, svm, blockhash);
+        ours.returnData = await ferry.returnData(signature);
+      } else {
+        ours.returnData = theirs.returnData = undefined;
+      }
+      const outcomeDiff = ours.landed !== theirs.landed || !same(ours.err, theirs.err) || !same(ours.returnData, theirs.returnData);
       stats.total++;
       if (theirs.err) stats.failed++;
       if (!theirs.landed) stats.rejected++;
@@ -185,7 +197,7 @@ async function runSeed(seed, count, stats) {
       }
       if (outcomeDiff || diffs.length) {
         const known = knownDivergence(tx, ours, theirs, diffs,
-          { blockhash, pre, ferry: new Map(keys.map((k, j) => [k, fa[j]])), svm: { get: (k) => svm.get(k) } });
+          { blockhash: execBlockhash, pre, ferry: new Map(keys.map((k, j) => [k, fa[j]])), svm: { get: (k) => svm.get(k) } });
         if (known) stats.known[known] = (stats.known[known] ?? 0) + 1;
         else {
           stats.divergences++;
@@ -201,6 +213,9 @@ async function runSeed(seed, count, stats) {
             }
             console.log(`  ferry:   landed=${ours.landed} err=${JSON.stringify(ours.err)}${ours.detail ? ` (${ours.detail})` : ''}`);
             console.log(`  litesvm: landed=${theirs.landed} err=${JSON.stringify(theirs.err)}`);
+            if (!same(ours.returnData, theirs.returnData)) {
+              console.log(`  return data: ferry ${JSON.stringify(ours.returnData)} litesvm ${JSON.stringify(theirs.returnData)}`);
+            }
             for (const d of diffs) console.log(`  account ${JSON.stringify(d)}`);
             if (opts.verbose) console.log(`  litesvm logs:\n    ${theirs.logs.join('\n    ')}`);
           }

@@ -145,6 +145,9 @@ export class Svm {
     const r = v0 ? this.inner.sendVersionedTransaction(raw) : this.inner.sendLegacyTransaction(raw);
     const failed = typeof r.err === 'function';
     const landed = !seen && this.inner.getTransaction(unb58(signature, 64)) !== null;
-    return { landed, err: failed ? agaveError(r.err()) : null, logs: (failed ? r.meta() : r).logs() };
+    const meta = failed ? r.meta() : r;
+    const rd = meta.returnData();
+    const returnData = rd && rd.data().length ? { programId: b58(rd.programId()), data: Buffer.from(rd.data()).toString('base64') } : null;
+    return { landed, err: failed ? agaveError(r.err()) : null, logs: meta.logs(), returnData };
   }
 }

@@ -227,6 +227,10 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 	}
 
 	id := e.ids[f.programID]
+	// Every invocation, top-level or CPI, starts with empty return data:
+	// what a transaction ends with is what its last program set, if it
+	// set anything.
+	tx.ReturnData = nil
 	tx.log("Program " + id + " invoke [" + strconv.Itoa(depth) + "]")
 	tx.stack = append(tx.stack, f.programID)
 	startRemaining := tx.ComputeLimit - min(tx.ComputeUsed, tx.ComputeLimit)

@@ -2,6 +2,7 @@ package token
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/big"
 	"math/bits"
@@ -86,8 +87,8 @@ func scaledMultiplier(v []byte, now int64) float64 {
 	return math.Float64frombits(u64At(v, 32))
 }
 
-// rustFloat formats like Rust's f64 Display.
-func rustFloat(f float64) string {
+// rustFixed formats like Rust's format!("{:.*}", prec, f).
+func rustFixed(f float64, prec int) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"
@@ -96,11 +97,76 @@ func rustFloat(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	return strconv.FormatFloat(f, 'f', prec, 64)
 }
 
-// uiAmountOf is AmountToUiAmount for a Token-2022 mint: interest-bearing
-// and scaled mints scale the amount; others format it with the decimals.
+// trimUIAmount is trim_ui_amount_string: trailing fractional zeros and a
+// bare '.' go.
+func trimUIAmount(s string, decimals uint8) string {
+	if decimals > 0 {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// powi is f64::powi as the SBF target computes it (compiler-builtins:
+// square-and-multiply over the exponent's bits).
+func powi(a float64, b int) float64 {
+	r := 1.0
+	for {
+		if b&1 != 0 {
+			r *= a
+		}
+		b >>= 1
+		if b == 0 {
+			return r
+		}
+		a *= a
+	}
+}
+
+// powNum is num_traits::pow for f64 (exponentiation by squaring that
+// starts from the lowest set bit).
+func powNum(base float64, exp int) float64 {
+	if exp == 0 {
+		return 1
+	}
+	for exp&1 == 0 {
+		base *= base
+		exp >>= 1
+	}
+	if exp == 1 {
+		return base
+	}
+	acc := base
+	for exp > 1 {
+		exp >>= 1
+		base *= base
+		if exp&1 == 1 {
+			acc *= base
+		}
+	}
+	return acc
+}
+
+// UIAmount is the UI amount of a token amount of a mint (SPL Token or
+// Token-2022, given its account data) at unix time now, as Token-2022's
+// AmountToUiAmount and Agave's account decoder compute it: interest-bearing
+// mints accrue interest, scaled mints apply their multiplier (truncated),
+// others just place the decimal point. ok is false when the interest cannot
+// be computed (a timestamp overflow) or the data is not a mint.
+func UIAmount(mint []byte, amount uint64, now int64) (ui string, ok bool) {
+	m, err := unpackState(mint, acctTypeMint)
+	if err != nil {
+		if len(mint) != spl.MintSize {
+			return "", false
+		}
+		return spl.UIAmountString(amount, mint[mintDecimals]), true
+	}
+	return uiAmountOf(m, amount, now)
+}
+
+// uiAmountOf is AmountToUiAmount for a Token-2022 mint.
 func uiAmountOf(m *tstate, amount uint64, now int64) (string, bool) {
 	dec := m.base[mintDecimals]
 	if v, err := m.ext(extInterestBearingConfig, acctTypeMint); err == nil {
@@ -108,39 +174,76 @@ func uiAmountOf(m *tstate, amount uint64, now int64) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		return rustFloat(float64(amount) * scale / math.Pow(10, float64(dec))), true
+		total := scale / powi(10, int(dec))
+		return trimUIAmount(rustFixed(float64(amount)*total, int(dec)), dec), true
 	}
 	if v, err := m.ext(extScaledUiAmount, acctTypeMint); err == nil {
-		scaled := math.Trunc(float64(amount) * scaledMultiplier(v, now))
-		return rustFloat(scaled / math.Pow(10, float64(dec))), true
+		truncated := math.Trunc(float64(amount)*scaledMultiplier(v, now)) / powNum(10, int(dec))
+		return trimUIAmount(rustFixed(truncated, int(dec)), dec), true
 	}
 	return spl.UIAmountString(amount, dec), true
 }
 
-// amountOfUi is UiAmountToAmount for a Token-2022 mint.
+// amountOfUi is UiAmountToAmount for a Token-2022 mint: interest-bearing
+// mints round to the nearest amount, scaled mints truncate.
 func amountOfUi(m *tstate, ui string, now int64) (uint64, error) {
 	dec := m.base[mintDecimals]
-	var scale float64
+	var total float64
+	round := math.Round
 	if v, err := m.ext(extInterestBearingConfig, acctTypeMint); err == nil {
 		s, ok := interestScale(v, now)
 		if !ok {
 			return 0, runtime.ErrInvalidArgument
 		}
-		scale = s / math.Pow(10, float64(dec))
+		total = s / powi(10, int(dec))
 	} else if v, err := m.ext(extScaledUiAmount, acctTypeMint); err == nil {
-		scale = scaledMultiplier(v, now) / math.Pow(10, float64(dec))
+		total = scaledMultiplier(v, now) / powNum(10, int(dec))
+		round = math.Trunc
 	} else {
 		return ParseUiAmount(ui, dec)
 	}
-	f, err := strconv.ParseFloat(ui, 64)
-	if err != nil || strings.ContainsAny(ui, "xX_") {
+	f, ok := parseRustFloat(ui)
+	if !ok {
 		return 0, runtime.ErrInvalidArgument
 	}
-	amount := f / scale
+	amount := f / total
 	if math.IsNaN(amount) || amount > math.MaxUint64 || amount < 0 {
 		return 0, runtime.ErrInvalidArgument
 	}
-	return uint64(math.Round(amount)), nil
+	// Rust's `as u64` saturates.
+	if r := round(amount); r < math.MaxUint64 {
+		return uint64(r), nil
+	}
+	return math.MaxUint64, nil
+}
+
+// parseRustFloat is str::parse::<f64>: an optional sign, then decimal
+// digits with an optional point and exponent, or inf / infinity / nan
+// (any case). Go's extra forms (hex, underscores) are refused; values out
+// of range become ±inf or 0 as in Rust.
+func parseRustFloat(s string) (float64, bool) {
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 {
+		return 0, false
+	}
+	switch strings.ToLower(body) {
+	case "inf", "infinity", "nan":
+	default:
+		for _, c := range body {
+			if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+				return 0, false
+			}
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+			return f, true
+		}
+		return 0, false
+	}
+	return f, true
 }
 
 // cutDot splits a UI amount at its first '.'.
