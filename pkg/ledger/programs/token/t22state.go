@@ -321,3 +321,44 @@ func (s *tstate) usedLen(kind byte) (int, error) {
 	}
 	return n, nil
 }
+
+// Extension is one Token-2022 TLV entry: its ExtensionType and value.
+type Extension struct {
+	Type  uint16
+	Value []byte
+}
+
+// Extensions lists the extensions of Token-2022 mint (account false) or
+// token account data in TLV order, as get_extension_types walks them. It
+// is nil for base-size data and for a malformed TLV area.
+func Extensions(data []byte, account bool) []Extension {
+	kind := byte(acctTypeMint)
+	if account {
+		kind = acctTypeAccount
+	}
+	s, err := splitState(data, kind)
+	if err != nil || s.tlv == nil {
+		return nil
+	}
+	types, _, err := s.types()
+	if err != nil {
+		return nil
+	}
+	out := make([]Extension, 0, len(types))
+	off := 0
+	for _, t := range types {
+		n := int(binary.LittleEndian.Uint16(s.tlv[off+2:]))
+		out = append(out, Extension{Type: t, Value: s.tlv[off+tlvHeaderLen : off+tlvHeaderLen+n]})
+		off += tlvHeaderLen + n
+	}
+	return out
+}
+
+// ExtensionSize is the value size of a fixed-size extension type, or -1
+// for TokenMetadata (variable) and unknown types.
+func ExtensionSize(t uint16) int {
+	if n, ok := extSize[t]; ok {
+		return n
+	}
+	return -1
+}

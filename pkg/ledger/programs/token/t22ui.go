@@ -151,19 +151,29 @@ func powNum(base float64, exp int) float64 {
 
 // UIAmount is the UI amount of a token amount of a mint (SPL Token or
 // Token-2022, given its account data) at unix time now, as Token-2022's
-// AmountToUiAmount and Agave's account decoder compute it: interest-bearing
-// mints accrue interest, scaled mints apply their multiplier (truncated),
-// others just place the decimal point. ok is false when the interest cannot
-// be computed (a timestamp overflow) or the data is not a mint.
-func UIAmount(mint []byte, amount uint64, now int64) (ui string, ok bool) {
+// AmountToUiAmount and Agave's account decoder compute it. scaled reports
+// a mint whose extensions scale amounts (interest-bearing or scaled UI
+// amount): ui is then the scaled amount, or "" when the interest cannot be
+// computed (a timestamp overflow). For other mints ui just places the
+// decimal point.
+func UIAmount(mint []byte, amount uint64, now int64) (ui string, scaled bool) {
+	if len(mint) < spl.MintSize {
+		return "", false
+	}
 	m, err := unpackState(mint, acctTypeMint)
 	if err != nil {
-		if len(mint) != spl.MintSize {
-			return "", false
-		}
-		return spl.UIAmountString(amount, mint[mintDecimals]), true
+		return spl.UIAmountString(amount, mint[mintDecimals]), false
 	}
-	return uiAmountOf(m, amount, now)
+	_, interest := m.ext(extInterestBearingConfig, acctTypeMint)
+	_, multiplier := m.ext(extScaledUiAmount, acctTypeMint)
+	if interest != nil && multiplier != nil {
+		return spl.UIAmountString(amount, mint[mintDecimals]), false
+	}
+	s, ok := uiAmountOf(m, amount, now)
+	if !ok {
+		return "", true
+	}
+	return s, true
 }
 
 // uiAmountOf is AmountToUiAmount for a Token-2022 mint.
