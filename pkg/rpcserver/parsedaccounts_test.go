@@ -67,7 +67,9 @@ func cat(parts ...[]byte) []byte {
 func le64(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
 func le16(v uint16) []byte { return binary.LittleEndian.AppendUint16(nil, v) }
 
-func borshStr(s string) []byte { return append(binary.LittleEndian.AppendUint32(nil, uint32(len(s))), s...) }
+func borshStr(s string) []byte {
+	return append(binary.LittleEndian.AppendUint32(nil, uint32(len(s))), s...)
+}
 
 // TestJSONParsedNonceAndLookupTable pins parse_nonce and
 // parse_address_lookup_table.
