@@ -8,6 +8,7 @@ import (
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
 	"github.com/ferry-sh/ferry/cmd/confirm"
 	"github.com/ferry-sh/ferry/cmd/deposit"
+	"github.com/ferry-sh/ferry/cmd/dev"
 	"github.com/ferry-sh/ferry/cmd/initmint"
 	"github.com/ferry-sh/ferry/cmd/inspect"
 	"github.com/ferry-sh/ferry/cmd/keygen"
@@ -38,6 +39,7 @@ var subcommands = []func(*cmdutil.Factory) *cobra.Command{
 	airdrop.NewCmd,
 	mint.NewCmd,
 	serve.NewCmd,
+	dev.NewCmd,
 	routes.NewCmd,
 	rpc.NewCmd,
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ferry-sh/ferry/pkg/spl"
 )
 
 // MaxMintDecimals is the most decimals an SPL mint can have (a u8, but
@@ -85,22 +87,9 @@ func ParseUIAmount(s string, decimals uint8) (uint64, error) {
 }
 
 // FormatUIAmount writes base units as a token amount with decimals
-// decimals, without trailing zeros ("1.5", "2", "0.000001").
-func FormatUIAmount(v uint64, decimals uint8) string {
-	s := strconv.FormatUint(v, 10)
-	if decimals == 0 {
-		return s
-	}
-	d := int(decimals)
-	if len(s) <= d {
-		s = strings.Repeat("0", d-len(s)+1) + s
-	}
-	whole, frac := s[:len(s)-d], strings.TrimRight(s[len(s)-d:], "0")
-	if frac == "" {
-		return whole
-	}
-	return whole + "." + frac
-}
+// decimals, without trailing zeros ("1.5", "2", "0.000001"): Agave's
+// uiAmountString, which ParseUIAmount reads back.
+func FormatUIAmount(v uint64, decimals uint8) string { return spl.UIAmountString(v, decimals) }
 
 // flagAmountError is the usage error of a malformed amount flag.
 func flagAmountError(flag, val string, err error) error {

@@ -48,6 +48,21 @@ func (fl *Follower) Streaming() bool {
 	return fl.f.JSON() && len(fl.f.JSONFields) == 0 && fl.f.JQ == ""
 }
 
+// Result prints the final object of a followed operation with --output
+// json: one more line of the event stream, or (with --json/--jq picking
+// fields) the filtered document.
+func (fl *Follower) Result(v any) error {
+	if !fl.Streaming() {
+		return fl.f.PrintJSON(v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(fl.f.IO.Out, "%s\n", b)
+	return err
+}
+
 // Event reports one step.
 func (fl *Follower) Event(ev outcome.Event) {
 	f := fl.f

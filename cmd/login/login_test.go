@@ -2,6 +2,7 @@ package login
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/ferry-sh/ferry/internal/clitest"
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/auth"
+	"github.com/ferry-sh/ferry/pkg/cluster"
 )
 
 func TestLogin(t *testing.T) {
@@ -19,7 +21,16 @@ func TestLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clusters, err := api.NewClusters(api.ClustersConfig{})
+	// devnet's rollup is a local node without an auth service (no
+	// /auth routes): the API then issues the devnet token itself, and
+	// nothing leaves the machine.
+	rollup := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "POST is required", http.StatusMethodNotAllowed)
+	}))
+	t.Cleanup(rollup.Close)
+	clusters, err := api.NewClusters(api.ClustersConfig{Overrides: cluster.Overrides{PerCluster: map[string]cluster.Overrides{
+		"devnet": {Ephemeral: rollup.URL},
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -335,13 +335,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options, args []string) err
 			*submit.Response
 			Outcome *outcome.Result `json:"outcome"`
 		}{"result", resp, res}
-		if follow.Streaming() {
-			b, err := json.Marshal(final)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.Out, "%s\n", b)
-		} else if err := f.PrintJSON(final); err != nil {
+		if err := follow.Result(final); err != nil {
 			return err
 		}
 	}

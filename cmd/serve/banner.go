@@ -44,6 +44,9 @@ func writeBanner(w io.Writer, info *server.Info) {
 	}
 	row("Payments API", urlStyle.Render(info.URLs[server.KeyAPI])+keyStyle.Render("  (/doc, /reference)"))
 	row("MCP", urlStyle.Render(info.MCP))
+	if info.Explorer != "" {
+		row("Explorer", urlStyle.Render(info.Explorer))
+	}
 	if u, ok := info.URLs[server.KeyRPC]; ok {
 		row("Base RPC", urlStyle.Render(u))
 	}

@@ -48,6 +48,7 @@ type options struct {
 	finalityDepth int
 	noSync        bool
 	noDemo        bool
+	noCheatcodes  bool
 	routes        []string
 	allowUpstream []string
 	allowOrigins  []string
@@ -97,13 +98,20 @@ directory, and prints them with every endpoint. State is kept in --data
 
 The base node also answers local-only faucet methods: requestAirdrop,
 ferry_faucetInfo, ferry_createMint and ferry_mintTo (what "ferry airdrop"
-and "ferry mint" use); both nodes answer ferry_haltLedger, which halts the
-node as a full disk does (to test how an application handles it). The chain
-nodes and the router allow any web origin (CORS, as Solana validators do),
-but a browser may call the methods that change local state
-(requestAirdrop, ferry_createMint, ferry_mintTo, ferry_haltLedger) only
-from an origin given with --allow-origin; other clients (the CLI, scripts,
-SDKs in Node) are not affected.
+and "ferry mint" use). Both nodes answer the development cheatcodes (what
+"ferry dev" uses; the MCP endpoint has them as dev.* tools): surfpool's
+surfnet_setAccount, surfnet_setTokenAccount, surfnet_resetAccount,
+surfnet_profileTransaction, surfnet_exportSnapshot (and more, each with a
+ferry_* alias), ferry_setMint, ferry_importSnapshot and ferry_haltLedger,
+which halts the node as a full disk does; the ephemeral node adds the
+rollup controls ferry_commitAccount, ferry_undelegateAccount,
+ferry_crankQueue and ferry_getQueue. Every change they make is logged.
+--no-cheatcodes leaves them all out (they then answer Method not found, as
+on a real cluster). The chain nodes and the router allow any web origin
+(CORS, as Solana validators do), but a browser may call the methods that
+change local state (requestAirdrop, the ferry_* methods, the cheatcodes)
+only from an origin given with --allow-origin; other clients (the CLI,
+scripts, SDKs in Node) are not affected.
 
 Every listener caps its open connections (--max-conns) and cuts off slow
 requests (--read-timeout) and idle connections (--idle-timeout); request
@@ -175,6 +183,7 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
 	fl.IntVar(&o.finalityDepth, "finality-depth", ledger.DefaultFinalityDepth, "slots on top of a confirmed slot before it is finalized")
 	fl.BoolVar(&o.noSync, "no-sync", false, "do not fsync each slot (faster; a machine crash may lose recent slots)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
+	fl.BoolVar(&o.noCheatcodes, "no-cheatcodes", false, "leave out the development cheatcodes and rollup controls (ferry dev, dev.* MCP tools, ferry_haltLedger)")
 	fl.StringArrayVar(&o.routes, "route", nil, "gateway mode: a rollup node for the router, URL or IDENTITY=URL (repeatable; default: MagicBlock's public nodes)")
 	fl.StringArrayVar(&o.allowUpstream, "allow-upstream", nil, "let requests name this upstream as cluster or sendRpcEndpoint: [scheme://]host[:port] glob (repeatable; also "+cluster.AllowEnv+")")
 	fl.StringArrayVar(&o.allowOrigins, "allow-origin", nil, `web origin (scheme://host[:port], "null" or "*") whose pages may call the faucet methods from a browser (repeatable; default: none)`)
@@ -290,7 +299,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		APIAddr: o.apiAddr, RPCAddr: o.rpcAddr, EphemeralAddr: o.ephemeralAddr, RouterAddr: o.routerAddr, AddrFile: o.addrFile,
 		WSAddr: o.wsAddr, EphemeralWSAddr: o.erWSAddr,
 		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync,
-		Demo: server.DemoOptions{Disabled: o.noDemo}, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
+		Demo: server.DemoOptions{Disabled: o.noDemo}, NoCheatcodes: o.noCheatcodes, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
 		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },
 		Limits:           server.Limits{MaxConns: o.maxConns, ReadTimeout: o.readTimeout, IdleTimeout: o.idleTimeout},
 		MaxResponseBytes: o.maxResponse, AllowOrigins: origins,

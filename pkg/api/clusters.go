@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -36,8 +37,16 @@ type ClustersConfig struct {
 	InProcess map[string]http.Handler
 	// ClientOptions apply to every network client (timeouts, user agent).
 	ClientOptions []chainclient.Option
-	// Cache configures the per-endpoint caches (blockhash TTL, ...).
+	// Cache configures the per-endpoint caches (blockhash TTL, ...). Its
+	// BlockhashTTL applies to in-process endpoints only; see
+	// NetworkBlockhashTTL.
 	Cache chainclient.CacheOptions
+	// NetworkBlockhashTTL is how long a blockhash read from an endpoint
+	// over the network is reused by later builds. Zero (the default)
+	// reads one per build, as the hosted API does: every transaction gets
+	// its blockhash's whole lifetime, and the upstream sees one
+	// getLatestBlockhash per build.
+	NetworkBlockhashTTL time.Duration
 	// MaxDynamic bounds the clients kept for URLs named by requests (custom
 	// cluster URLs, sendRpcEndpoint, router answers); default 64, least
 	// recently used first out.
@@ -69,6 +78,7 @@ type Clusters struct {
 	inProcess map[string]http.Handler
 	opts      []chainclient.Option
 	cacheOpts chainclient.CacheOptions
+	netCache  chainclient.CacheOptions // cacheOpts for network endpoints
 	dynamic   *chainclient.Pool
 
 	allow  *cluster.AllowList
@@ -101,9 +111,17 @@ func NewClusters(cfg ClustersConfig) (*Clusters, error) {
 	if cs.allow, err = newAllowList(cfg, cs.def); err != nil {
 		return nil, err
 	}
+	cs.netCache = cfg.Cache
+	cs.netCache.BlockhashTTL = cfg.NetworkBlockhashTTL
+	if cs.netCache.BlockhashTTL <= 0 {
+		cs.netCache.BlockhashTTL = -1 // chainclient: no reuse
+	}
 	cs.learned.max = cfg.MaxDynamic
-	cs.dynamic = chainclient.NewPool(cfg.MaxDynamic, cfg.Cache, cfg.ClientOptions...)
-	if _, err := cs.Resolve(""); err != nil {
+	cs.dynamic = chainclient.NewPool(cfg.MaxDynamic, cs.netCache, cfg.ClientOptions...)
+	if _, err := cs.Resolve(""); err != nil && apierr.As(err).Code != apierr.CodeConfig {
+		// A default cluster the deployment's environment leaves
+		// unconfigured is not fatal: its requests answer 500 CONFIG_ERROR
+		// naming the missing variables, as the hosted worker's do.
 		return nil, fmt.Errorf("default cluster %q: %w", cs.def, err)
 	}
 	return cs, nil
@@ -169,6 +187,9 @@ func (cs *Clusters) Resolve(name string) (*Cluster, error) {
 	if err != nil {
 		return nil, invalidCluster()
 	}
+	if ep.Problem != nil {
+		return nil, configProblem(ep.Problem)
+	}
 	c := &Cluster{Endpoints: ep, cs: cs}
 	custom := ep.Kind == cluster.Custom
 	if custom && !cs.allow.Allows(ep.BaseRPC) {
@@ -215,12 +236,28 @@ func (cs *Clusters) Resolve(name string) (*Cluster, error) {
 	return c, nil
 }
 
+// teeURL is the rollup of the TEE cluster name, the undelegation fallback
+// of its kind: "" when the configuration leaves that cluster out (a
+// deployment without its EPHEMERAL_*TEE_RPC_URL), as no default host is
+// contacted in place of a configured one.
 func (cs *Clusters) teeURL(name string) string {
 	ep, err := cluster.Resolve(name, cs.overrides)
-	if err != nil {
+	if err != nil || ep.Problem != nil {
 		return ""
 	}
 	return ep.Ephemeral
+}
+
+// configProblem is the hosted API's 500 CONFIG_ERROR for a cluster the
+// configuration leaves out or mangles: details {issues:[{path,message}],
+// hint}, as its worker reports a zod failure of its environment.
+func configProblem(p *cluster.ConfigError) *apierr.Error {
+	issues := make([]map[string]any, len(p.Issues))
+	for i, is := range p.Issues {
+		issues[i] = map[string]any{"path": []string{is.Var}, "message": is.Message}
+	}
+	return apierr.New(http.StatusInternalServerError, apierr.CodeConfig, p.Message).
+		WithDetails(map[string]any{"issues": issues, "hint": p.Hint}).Wrap(p)
 }
 
 func configError(what string, ep cluster.Endpoints, err error) *apierr.Error {
@@ -240,7 +277,11 @@ func (cs *Clusters) configured(raw string) (*chainclient.Cached, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := chainclient.NewCached(c, cs.cacheOpts)
+	opts := cs.netCache
+	if _, ok := cs.inProcess[u]; ok {
+		opts = cs.cacheOpts
+	}
+	cc := chainclient.NewCached(c, opts)
 	cs.clients[u] = cc
 	return cc, nil
 }
@@ -297,13 +338,13 @@ func (c *Cluster) isRollup(u string) bool {
 }
 
 // Chain returns the payments.Chain of one request. token is an inner
-// bearer token the cluster's TEE rollup issued and accepted (see
+// bearer token the cluster's rollup issued and accepted (see
 // rollupToken): rollup reads then use it (on a fresh, uncached client);
 // otherwise they go through the shared cached clients. The token is sent
 // nowhere else.
 func (c *Cluster) Chain(token string) *Chain {
 	ch := &Chain{cl: c}
-	if token != "" && c.Endpoints.TEE {
+	if token != "" && c.Endpoints.Kind != cluster.Local {
 		ch.token = token
 	}
 	return ch
@@ -360,11 +401,12 @@ func account(a *chainclient.Account, err error) (*payments.Account, error) {
 	return &payments.Account{Owner: a.Owner, Lamports: a.Lamports, Data: a.Data}, nil
 }
 
-// MintProgram returns the cached owner of a mint (zero when missing).
+// MintProgram returns the cached owner of a mint (payments.ErrNoAccount
+// when missing): one getAccountInfo decides.
 func (c *Chain) MintProgram(ctx context.Context, mint solana.PublicKey) (solana.PublicKey, error) {
 	p, err := c.cl.Base.MintProgram(ctx, mint)
 	if errors.Is(err, chainclient.ErrAccountNotFound) {
-		return solana.PublicKey{}, nil
+		return solana.PublicKey{}, payments.ErrNoAccount
 	}
 	return p, err
 }

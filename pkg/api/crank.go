@@ -21,20 +21,29 @@ import (
 // Crank behaviour of the hosted API (payments-api.md §5.8).
 const (
 	// crankIdle: a queue with a successful transaction younger than this
-	// is considered cranked.
+	// is considered cranked, and a background check stops there.
 	crankIdle = 60 * time.Second
-	// crankAuthRetry: after auth-filter errors, only every this-many-th
-	// background attempt proceeds.
+	// crankAuthRetry: when the rollup refuses the activity check (its
+	// auth filter), only every this-many-th background check of a queue
+	// cranks anyway.
 	crankAuthRetry = 100
-	// crankTimeout bounds one background crank.
+	// crankSignatures is how many of the queue's latest signatures the
+	// activity check reads.
+	crankSignatures = 5
+	// crankTimeout bounds one background check and crank.
 	crankTimeout = 30 * time.Second
-	// crankParallel bounds concurrent background cranks.
+	// crankParallel bounds concurrent background checks; beyond it a
+	// check is skipped (the next is-mint-initialized schedules another).
 	crankParallel = 4
+	// crankMaxQueues bounds the queues whose auth-filtered checks are
+	// counted; beyond it the counts start again.
+	crankMaxQueues = 4096
 )
 
-// cranker sends ESPL 17 (ensureTransferQueueCrank) transactions: forced
-// by /ensure-crank, or in the background after is-mint-initialized found an
-// initialized queue.
+// cranker sends ESPL 17 (ensureTransferQueueCrank) transactions the way
+// the hosted API's ensureTransferQueueCrankRunning does: forced by
+// /ensure-crank, or in the background after is-mint-initialized found an
+// initialized queue, unless the queue ran recently.
 type cranker struct {
 	s       *Service
 	enabled bool
@@ -46,14 +55,14 @@ type cranker struct {
 	sem    chan struct{}
 
 	mu         sync.Mutex
-	last       map[solana.PublicKey]time.Time // last background attempt per queue
-	authMisses map[solana.PublicKey]int
+	inFlight   map[solana.PublicKey]bool // background checks under way
+	authMisses map[solana.PublicKey]int  // auth-filtered checks per queue
 }
 
 func newCranker(s *Service, enabled bool, poll time.Duration) *cranker {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &cranker{s: s, enabled: enabled, poll: poll, ctx: ctx, cancel: cancel,
-		sem: make(chan struct{}, crankParallel), last: map[solana.PublicKey]time.Time{}, authMisses: map[solana.PublicKey]int{}}
+		sem: make(chan struct{}, crankParallel), inFlight: map[solana.PublicKey]bool{}, authMisses: map[solana.PublicKey]int{}}
 }
 
 func (c *cranker) close() {
@@ -61,84 +70,97 @@ func (c *cranker) close() {
 	c.wg.Wait()
 }
 
-// background schedules a crank of an initialized queue, at most one per
-// queue per crankIdle and crankParallel at a time; errors are logged.
+// wait blocks until the background work scheduled so far is done (tests,
+// as a Worker's waitUntil drains).
+func (c *cranker) wait() { c.wg.Wait() }
+
+// background schedules a check (and, if due, a crank) of an initialized
+// queue: one per is-mint-initialized, as on the hosted API, except that a
+// queue already being checked is not checked twice at once and at most
+// crankParallel run together. Errors are logged.
 func (c *cranker) background(cl *Cluster, st *payments.MintInitializationResponse) {
 	if !c.enabled || c.ctx.Err() != nil {
 		return
 	}
-	queue := solana.MustPublicKeyFromBase58(st.TransferQueue)
-	now := c.s.now()
+	plan := c.s.planner.CrankPlanFor(solana.MustPublicKeyFromBase58(st.Mint), solana.MustPublicKeyFromBase58(st.Validator))
 	c.mu.Lock()
-	if t, ok := c.last[queue]; ok && now.Sub(t) < crankIdle {
+	if c.inFlight[plan.Queue] {
 		c.mu.Unlock()
 		return
 	}
-	if len(c.last) >= 4096 {
-		for k, t := range c.last {
-			if now.Sub(t) >= crankIdle {
-				delete(c.last, k)
-			}
-		}
-	}
-	c.last[queue] = now
-	c.mu.Unlock()
 	select {
 	case c.sem <- struct{}{}:
 	default:
-		return // enough cranks in flight
+		c.mu.Unlock()
+		return // enough checks in flight
 	}
+	c.inFlight[plan.Queue] = true
 	c.wg.Add(1)
+	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
-		defer func() { <-c.sem }()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inFlight, plan.Queue)
+			c.mu.Unlock()
+			<-c.sem
+		}()
 		ctx, cancel := context.WithTimeout(c.ctx, crankTimeout)
 		defer cancel()
-		sig, skipped, err := c.maybeCrank(ctx, cl, st)
+		sig, err := c.ensure(ctx, cl, plan, false)
 		switch {
 		case err != nil:
 			c.s.log.Warn("background transfer-queue crank failed", "cluster", cl.Endpoints.Name, "queue", st.TransferQueue, "err", err)
-		case !skipped:
+		case sig != (solana.Signature{}):
 			c.s.log.Debug("background transfer-queue crank", "cluster", cl.Endpoints.Name, "queue", st.TransferQueue, "signature", sig.String())
 		}
 	}()
 }
 
-// maybeCrank cranks unless the queue ran recently.
-func (c *cranker) maybeCrank(ctx context.Context, cl *Cluster, st *payments.MintInitializationResponse) (solana.Signature, bool, error) {
-	queue := solana.MustPublicKeyFromBase58(st.TransferQueue)
-	sigs, err := cl.Crank.GetSignaturesForAddress(ctx, queue, chainclient.SignaturesOptions{Limit: 5, Commitment: chainclient.Confirmed})
-	if err != nil {
-		if !isAuthFilterError(err) {
-			return solana.Signature{}, false, err
+// ensure is the hosted API's routine: read the queue's latest signatures
+// on the rollup; unless forced, stop when a successful one is younger
+// than crankIdle, or when the rollup's auth filter refused the read (but
+// on every crankAuthRetry-th such check); then crank. A crank after a
+// refused read, sent to the rollup itself, carries a throw-away login's
+// token. It returns the zero signature when it stopped.
+func (c *cranker) ensure(ctx context.Context, cl *Cluster, plan *payments.CrankPlan, force bool) (solana.Signature, error) {
+	needToken := false
+	sigs, err := cl.Ephemeral.Client.GetSignaturesForAddress(ctx, plan.Queue, chainclient.SignaturesOptions{Limit: crankSignatures, Commitment: chainclient.Confirmed})
+	switch {
+	case err != nil && !isAuthFilterError(err):
+		return solana.Signature{}, fmt.Errorf("check transfer queue activity: %w", err)
+	case err != nil:
+		needToken = true
+		if !force && !c.authMissDue(plan.Queue) {
+			return solana.Signature{}, nil
 		}
-		c.mu.Lock()
-		c.authMisses[queue]++
-		n := c.authMisses[queue]
-		c.mu.Unlock()
-		if n%crankAuthRetry != 0 {
-			return solana.Signature{}, true, nil
-		}
-	} else {
+	case !force:
 		for _, si := range sigs {
 			if len(si.Err) == 0 && si.BlockTime != nil {
 				if c.s.now().Sub(time.Unix(*si.BlockTime, 0)) < crankIdle {
-					return solana.Signature{}, true, nil
+					return solana.Signature{}, nil
 				}
 				break
 			}
 		}
 	}
-	plan, err := c.s.planner.PlanEnsureCrank(ctx, cl.Chain(""), &payments.TransferQueueEnsureCrankRequest{Mint: st.Mint, Validator: st.Validator})
-	if err != nil {
-		return solana.Signature{}, false, err
-	}
-	sig, err := c.run(ctx, cl, plan)
-	return sig, false, err
+	return c.run(ctx, cl, plan, needToken)
 }
 
-// isAuthFilterError recognises a TEE rollup refusing a request without a
-// valid token.
+// authMissDue counts an auth-filtered check of queue and reports whether
+// this one is due to crank anyway.
+func (c *cranker) authMissDue(queue solana.PublicKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.authMisses[queue]; !ok && len(c.authMisses) >= crankMaxQueues {
+		clear(c.authMisses)
+	}
+	c.authMisses[queue]++
+	return c.authMisses[queue]%crankAuthRetry == 0
+}
+
+// isAuthFilterError recognises a rollup refusing a request without a
+// valid token (the hosted API's list of words).
 func isAuthFilterError(err error) bool {
 	m := strings.ToLower(err.Error())
 	for _, s := range []string{"missing token", "invalidtoken", "invalid token", "401 unauthorized", "access denied", "unauthorized"} {
@@ -149,31 +171,45 @@ func isAuthFilterError(err error) bool {
 	return false
 }
 
+// latestBlockhash is getLatestBlockhash with its context slot.
+type latestBlockhash struct {
+	Context struct {
+		Slot uint64 `json:"slot"`
+	} `json:"context"`
+	Value chainclient.Blockhash `json:"value"`
+}
+
 // run sends one crank, signed and paid by a throw-away keypair, to the
-// cluster's crank RPC with skipPreflight, and confirms it. On a TEE
-// cluster whose crank RPC is the rollup, a throw-away login provides the
-// token.
-func (c *cranker) run(ctx context.Context, cl *Cluster, plan *payments.CrankPlan) (solana.Signature, error) {
+// cluster's crank RPC, and confirms it: a fresh "confirmed" blockhash, a
+// check that the block height has not passed it yet (getEpochInfo at the
+// blockhash's slot), the send with skipPreflight, the confirmation. With
+// withToken, a crank RPC that is the cluster's rollup gets the token of a
+// throw-away login to it.
+func (c *cranker) run(ctx context.Context, cl *Cluster, plan *payments.CrankPlan, withToken bool) (solana.Signature, error) {
 	_, payer, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return solana.Signature{}, err
 	}
 	client := cl.Crank.Client
-	var bh chainclient.Blockhash
-	if cl.Endpoints.TEE && cl.Crank.URL() == cl.Ephemeral.URL() {
+	if withToken && cl.Crank.URL() == cl.Ephemeral.URL() {
 		tok, err := c.throwawayToken(ctx, cl)
 		if err != nil {
 			return solana.Signature{}, fmt.Errorf("throw-away login: %w", err)
 		}
 		client = client.WithToken(tok)
-		bh, err = client.GetLatestBlockhash(ctx, chainclient.Confirmed)
-		if err != nil {
-			return solana.Signature{}, err
-		}
-	} else if bh, err = cl.Crank.GetLatestBlockhash(ctx, chainclient.Confirmed); err != nil {
+	}
+	var bh latestBlockhash
+	if err := client.Call(ctx, "getLatestBlockhash", []any{map[string]any{"commitment": chainclient.Confirmed}}, &bh); err != nil {
 		return solana.Signature{}, err
 	}
-	raw, err := plan.Transaction(payer, bh.Hash)
+	var epoch chainclient.EpochInfo
+	if err := client.Call(ctx, "getEpochInfo", []any{map[string]any{"commitment": chainclient.Confirmed, "minContextSlot": bh.Context.Slot}}, &epoch); err != nil {
+		return solana.Signature{}, err
+	}
+	if epoch.BlockHeight > bh.Value.LastValidBlockHeight {
+		return solana.Signature{}, errors.New("blockhash expired before send")
+	}
+	raw, err := plan.Transaction(payer, bh.Value.Hash)
 	if err != nil {
 		return solana.Signature{}, err
 	}
@@ -181,7 +217,7 @@ func (c *cranker) run(ctx context.Context, cl *Cluster, plan *payments.CrankPlan
 	if err != nil {
 		return solana.Signature{}, err
 	}
-	if _, err := client.Confirm(ctx, sig, bh.LastValidBlockHeight, chainclient.Confirmed, chainclient.ConfirmOptions{PollInterval: c.poll}); err != nil {
+	if _, err := client.Confirm(ctx, sig, bh.Value.LastValidBlockHeight, chainclient.Confirmed, chainclient.ConfirmOptions{PollInterval: c.poll}); err != nil {
 		var failed *chainclient.TransactionFailedError
 		if errors.As(err, &failed) {
 			return sig, fmt.Errorf("Transfer queue crank transaction failed: %s", failed.Err)
@@ -191,8 +227,9 @@ func (c *cranker) run(ctx context.Context, cl *Cluster, plan *payments.CrankPlan
 	return sig, nil
 }
 
-// throwawayToken logs a random keypair in to the cluster's TEE auth
-// service and returns the inner token.
+// throwawayToken logs a random keypair in to the cluster's rollup's auth
+// service and returns the inner token (the mock token of a rollup without
+// one, as on the hosted API).
 func (c *cranker) throwawayToken(ctx context.Context, cl *Cluster) (string, error) {
 	_, k, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {

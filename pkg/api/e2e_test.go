@@ -129,9 +129,9 @@ func TestHostedClientPublicTransfer(t *testing.T) {
 		t.Fatalf("getTransaction: %v %s", err, raw)
 	}
 
-	// Sending the same bytes again is rejected by the node, as a send error.
-	var again map[string]any
-	if st := c.call("POST", "/v1/transaction/send", send, &again); st != 502 {
+	// Sending the same bytes again is rejected by the node, as a send
+	// error: 400 with the node's error.
+	if st := c.call("POST", "/v1/transaction/send", send, nil); st != 400 {
 		t.Fatalf("duplicate send %d", st)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
@@ -22,6 +23,16 @@ import (
 //	BASE_DEVNET_RPC_URL, EPHEMERAL_DEVNET_RPC_URL, EPHEMERAL_DEVNET_TEE_RPC_URL
 //	TRANSFER_QUEUE_CRANK_RPC_URL, TRANSFER_QUEUE_DEVNET_CRANK_RPC_URL
 //	CORS_ORIGIN, METIS_SWAP_API_URL, GASLESS_SPONSOR_SECRET_KEY (JSON byte array)
+//
+// An environment that sets any of them is a deployment's environment and
+// is taken as the hosted worker takes it: there are no built-in endpoints
+// for what it leaves out. A cluster whose RPC variables are missing
+// answers 500 CONFIG_ERROR (naming them) instead of falling back to a
+// public host, and a variable that is not an http(s) URL makes every
+// cluster answer 500 CONFIG_ERROR instead of being ignored (see
+// cluster.Overrides.Problems). Endpoints from ferry's own configuration
+// (base) count as set. Without any of these variables ferry's defaults
+// stand.
 type EnvConfig struct {
 	// Default is CLUSTER ("" when unset).
 	Default    string
@@ -31,11 +42,50 @@ type EnvConfig struct {
 	SwapUpstream string
 	// Sponsor is GASLESS_SPONSOR_SECRET_KEY (nil when unset).
 	Sponsor ed25519.PrivateKey
+	// Deployment reports that the environment sets at least one of the
+	// hosted API's variables (EnvVars): endpoints it leaves out are
+	// configuration errors, not defaults.
+	Deployment bool
 }
+
+// EnvVars are the hosted API's environment variables FromEnv reads. Any
+// one of them set makes the environment a deployment's (see EnvConfig).
+var EnvVars = []string{
+	"CLUSTER", "BASE_RPC_URL", "EPHEMERAL_RPC_URL", "EPHEMERAL_TEE_RPC_URL",
+	"BASE_DEVNET_RPC_URL", "EPHEMERAL_DEVNET_RPC_URL", "EPHEMERAL_DEVNET_TEE_RPC_URL",
+	"TRANSFER_QUEUE_CRANK_RPC_URL", "TRANSFER_QUEUE_DEVNET_CRANK_RPC_URL",
+	"CORS_ORIGIN", "METIS_SWAP_API_URL", "GASLESS_SPONSOR_SECRET_KEY",
+}
+
+// urlVars are the variables that must hold an http(s) URL when set.
+var urlVars = []string{
+	"BASE_RPC_URL", "EPHEMERAL_RPC_URL", "EPHEMERAL_TEE_RPC_URL",
+	"BASE_DEVNET_RPC_URL", "EPHEMERAL_DEVNET_RPC_URL", "EPHEMERAL_DEVNET_TEE_RPC_URL",
+	"TRANSFER_QUEUE_CRANK_RPC_URL", "TRANSFER_QUEUE_DEVNET_CRANK_RPC_URL",
+}
+
+// clusterVars are the RPC variables each named cluster needs in a
+// deployment's environment: its base RPC, then its rollup.
+var clusterVars = []struct {
+	name       string
+	base, roll string
+}{
+	{"mainnet", "BASE_RPC_URL", "EPHEMERAL_RPC_URL"},
+	{"mainnet-private", "BASE_RPC_URL", "EPHEMERAL_TEE_RPC_URL"},
+	{"devnet", "BASE_DEVNET_RPC_URL", "EPHEMERAL_DEVNET_RPC_URL"},
+	{"devnet-private", "BASE_DEVNET_RPC_URL", "EPHEMERAL_DEVNET_TEE_RPC_URL"},
+	{string(cluster.Custom), "", "EPHEMERAL_RPC_URL"}, // the base is the request's URL
+}
+
+// EnvHint is the hint of the CONFIG_ERROR of a deployment without the
+// mainnet RPC variables (the hosted worker's, for ferry serve).
+const EnvHint = "Create .dev.vars from .dev.vars.example (or export the variables before ferry serve) and set BASE_RPC_URL and " +
+	"EPHEMERAL_RPC_URL. If you want cluster=devnet, also set BASE_DEVNET_RPC_URL and EPHEMERAL_DEVNET_RPC_URL."
 
 // FromEnv reads the hosted API's environment variables on top of base
 // (e.g. overrides from ferry's configuration file). Per-cluster endpoint
-// variables become base.PerCluster entries.
+// variables become base.PerCluster entries; missing and invalid ones of a
+// deployment's environment become Overrides.Problems.
 func FromEnv(getenv func(string) string, base cluster.Overrides) (EnvConfig, error) {
 	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	o := base
@@ -43,10 +93,20 @@ func FromEnv(getenv func(string) string, base cluster.Overrides) (EnvConfig, err
 	if o.PerCluster == nil {
 		o.PerCluster = map[string]cluster.Overrides{}
 	}
+	o.Problems = maps.Clone(base.Problems)
+	if o.Problems == nil {
+		o.Problems = map[string]*cluster.ConfigError{}
+	}
 	set := func(key string, f func(*cluster.Overrides)) {
 		pc := o.PerCluster[key]
 		f(&pc)
 		o.PerCluster[key] = pc
+	}
+	deployment := false
+	for _, k := range EnvVars {
+		if env(k) != "" {
+			deployment = true
+		}
 	}
 	// The -private clusters share their kind's base RPC and crank, but not
 	// its rollup: pin theirs so the kind-level rollup does not leak in.
@@ -84,8 +144,11 @@ func FromEnv(getenv func(string) string, base cluster.Overrides) (EnvConfig, err
 	}
 	tee("mainnet-private", "EPHEMERAL_TEE_RPC_URL")
 	tee("devnet-private", "EPHEMERAL_DEVNET_TEE_RPC_URL")
+	if deployment {
+		addEnvProblems(&o, base, env)
+	}
 
-	out := EnvConfig{Overrides: o, CORSOrigin: env("CORS_ORIGIN"), SwapUpstream: env("METIS_SWAP_API_URL")}
+	out := EnvConfig{Overrides: o, CORSOrigin: env("CORS_ORIGIN"), SwapUpstream: env("METIS_SWAP_API_URL"), Deployment: deployment}
 	switch c := env("CLUSTER"); strings.ToLower(c) {
 	case "":
 	case "custom":
@@ -109,6 +172,83 @@ func FromEnv(getenv func(string) string, base cluster.Overrides) (EnvConfig, err
 		out.Sponsor = k
 	}
 	return out, nil
+}
+
+// addEnvProblems records the configuration problems of a deployment's
+// environment: an RPC variable that is not an http(s) URL breaks every
+// cluster (as the hosted worker's schema does); a named cluster whose RPC
+// variables are missing (and not given by ferry's own configuration,
+// base) is unusable.
+func addEnvProblems(o *cluster.Overrides, base cluster.Overrides, env func(string) string) {
+	var invalid []cluster.ConfigIssue
+	for _, k := range urlVars {
+		if v := env(k); v != "" && !isHTTPURL(v) {
+			invalid = append(invalid, cluster.ConfigIssue{Var: k, Message: "Invalid url"})
+		}
+	}
+	if invalid != nil {
+		o.Problems[cluster.AllClusters] = &cluster.ConfigError{
+			Message: "Missing or invalid worker environment variables", Issues: invalid,
+			Hint: "Set " + joinVars(invalid) + " to http(s) URLs.",
+		}
+	}
+	configured := func(name, v string, baseURL bool) bool {
+		if env(v) != "" {
+			return true
+		}
+		if pc := base.PerCluster[name]; baseURL && pc.BaseRPC != "" || !baseURL && pc.Ephemeral != "" {
+			return true
+		}
+		// A kind's base RPC serves its -private cluster too; its rollup
+		// does not.
+		if pc := base.PerCluster[kindOf(name)]; baseURL && pc.BaseRPC != "" {
+			return true
+		}
+		return baseURL && base.BaseRPC != "" || !baseURL && base.Ephemeral != ""
+	}
+	for _, c := range clusterVars {
+		var missing []cluster.ConfigIssue
+		if c.base != "" && !configured(c.name, c.base, true) {
+			missing = append(missing, cluster.ConfigIssue{Var: c.base, Message: "Required for cluster=" + c.name})
+		}
+		if !configured(c.name, c.roll, false) {
+			missing = append(missing, cluster.ConfigIssue{Var: c.roll, Message: "Required for cluster=" + c.name})
+		}
+		if missing == nil {
+			continue
+		}
+		p := &cluster.ConfigError{Message: "Missing worker environment variables for cluster=" + c.name, Issues: missing,
+			Hint: "Set " + joinVars(missing) + " before using cluster=" + c.name + "."}
+		if c.name == "mainnet" || c.name == string(cluster.Custom) {
+			// The hosted worker requires these for every request.
+			for i := range p.Issues {
+				p.Issues[i].Message = "Required"
+			}
+			p.Message, p.Hint = "Missing or invalid worker environment variables", EnvHint
+		}
+		o.Problems[c.name] = p
+	}
+}
+
+func kindOf(name string) string {
+	if ep, err := cluster.Resolve(name, cluster.Overrides{}); err == nil {
+		return string(ep.Kind)
+	}
+	return name
+}
+
+func joinVars(issues []cluster.ConfigIssue) string {
+	vars := make([]string, len(issues))
+	for i, is := range issues {
+		vars[i] = is.Var
+	}
+	return strings.Join(vars, " and ")
+}
+
+// isHTTPURL reports whether s is an absolute http(s) URL with a host.
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 func configErr(name, msg string) *apierr.Error {

@@ -40,6 +40,17 @@ func TestFromEnv(t *testing.T) {
 	}
 	check("mainnet", cluster.Endpoints{BaseRPC: "https://base.example/?api-key=K", Ephemeral: "https://er.example", Crank: "https://er.example"})
 	check("mainnet-private", cluster.Endpoints{BaseRPC: "https://base.example/?api-key=K", Ephemeral: "https://mainnet-tee.magicblock.app", Crank: "https://mainnet-tee.magicblock.app"})
+	// A deployment's environment without EPHEMERAL_TEE_RPC_URL: the
+	// default is not used, the cluster is a configuration error.
+	for name, want := range map[string]string{"mainnet-private": "EPHEMERAL_TEE_RPC_URL", "mainnet": "", "devnet": "", "devnet-private": "", "https://my.rpc/": "", "local": ""} {
+		ep, _ := cluster.Resolve(name, cfg.Overrides)
+		switch {
+		case want == "" && ep.Problem != nil:
+			t.Errorf("%s: %v", name, ep.Problem)
+		case want != "" && (ep.Problem == nil || len(ep.Problem.Issues) != 1 || ep.Problem.Issues[0].Var != want):
+			t.Errorf("%s: problem %+v, want one naming %s", name, ep.Problem, want)
+		}
+	}
 	check("devnet", cluster.Endpoints{BaseRPC: "https://dbase.example", Ephemeral: "https://der.example", Crank: "https://dcrank.example"})
 	check("devnet-private", cluster.Endpoints{BaseRPC: "https://dbase.example", Ephemeral: "https://dtee.example", Crank: "https://dcrank.example"})
 	// A custom URL replaces only the base and uses the mainnet rollup.
@@ -62,8 +73,26 @@ func TestFromEnv(t *testing.T) {
 	}
 	// Nothing set: ferry's defaults stand.
 	cfg, err = FromEnv(func(string) string { return "" }, cluster.Overrides{})
-	if err != nil || cfg.Default != "" || cfg.Sponsor != nil {
+	if err != nil || cfg.Default != "" || cfg.Sponsor != nil || cfg.Deployment {
 		t.Fatal(err)
+	}
+	for _, name := range cluster.Names() {
+		if ep, _ := cluster.Resolve(name, cfg.Overrides); ep.Problem != nil {
+			t.Errorf("%s: %v", name, ep.Problem)
+		}
+	}
+	// ferry's own configuration counts as set: a deployment variable plus
+	// the config file's devnet endpoints leave devnet usable.
+	cfg, err = FromEnv(func(k string) string { return map[string]string{"CORS_ORIGIN": "*"}[k] },
+		cluster.Overrides{PerCluster: map[string]cluster.Overrides{"devnet": {BaseRPC: "https://d.example", Ephemeral: "https://de.example"}}})
+	if err != nil || !cfg.Deployment {
+		t.Fatal(err, cfg.Deployment)
+	}
+	if ep, _ := cluster.Resolve("devnet", cfg.Overrides); ep.Problem != nil {
+		t.Errorf("devnet: %v", ep.Problem)
+	}
+	if ep, _ := cluster.Resolve("devnet-private", cfg.Overrides); ep.Problem == nil || ep.Problem.Issues[0].Var != "EPHEMERAL_DEVNET_TEE_RPC_URL" {
+		t.Errorf("devnet-private: %+v", ep.Problem)
 	}
 	ep, _ := cluster.Resolve("devnet-private", cfg.Overrides)
 	if ep.Ephemeral != "https://devnet-tee.magicblock.app" {

@@ -65,7 +65,12 @@ func FuzzHandlers(f *testing.F) {
 	f.Add(uint8(8), []byte(`{"transactionBase64":"`+string(bytes.Repeat([]byte("A"), 1700))+`","sendTo":"base"}`), "Bearer "+alice.String()+".x")
 	f.Add(uint8(6), []byte(`{"handle":"\ud800","destinations":[1]}`), "Bearer")
 
-	h := newHarness(f, harnessOptions{offline: true, cfg: func(c *Config) { c.DisableBackgroundCrank = true }})
+	// A swap upstream that cannot be reached: swaps get as far as the
+	// upstream call (a 502), never a 500.
+	h := newHarness(f, harnessOptions{offline: true, cfg: func(c *Config) {
+		c.DisableBackgroundCrank = true
+		c.Swap = SwapConfig{UpstreamURL: "http://swap.ferry.test/metis", HTTPClient: &http.Client{Transport: &guardTransport{offline: true}}}
+	}})
 	f.Fuzz(func(t *testing.T, which uint8, input []byte, authz string) {
 		rt := fuzzRoutes[int(which)%len(fuzzRoutes)]
 		var req *http.Request

@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+
+	"github.com/ferry-sh/ferry/internal/openapicheck"
 	"net/http"
 	"regexp"
 	"slices"
@@ -62,6 +64,12 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	if err := json.Unmarshal(r.Body, &doc); err != nil {
 		t.Fatal(err)
+	}
+	// A valid OpenAPI 3.1 document: every $ref resolves, every operation
+	// has a schema, an example and error responses, every example
+	// matches its schema.
+	for _, err := range openapicheck.Check(r.Body) {
+		t.Error(err)
 	}
 	if doc.OpenAPI != "3.1.0" || doc.Info.Title != "SPL Private Payments API" || doc.Info.Version != "0.1.0" {
 		t.Fatalf("%+v", doc.Info)

@@ -77,15 +77,20 @@ var componentNames = map[reflect.Type]string{
 	reflect.TypeFor[payments.DepositRequest]():                   "DepositRequest",
 	reflect.TypeFor[payments.WithdrawRequest]():                  "WithdrawRequest",
 	reflect.TypeFor[payments.TransferRequest]():                  "TransferRequest",
-	reflect.TypeFor[submit.Request]():                            "TransactionSendRequest",
-	reflect.TypeFor[submit.Response]():                           "TransactionSendResponse",
+	reflect.TypeFor[submit.Request]():                            "SendTransactionRequest",
+	reflect.TypeFor[submit.Response]():                           "SendTransactionResponse",
 	reflect.TypeFor[auth.ChallengeRequest]():                     "ChallengeRequest",
 	reflect.TypeFor[auth.ChallengeResponse]():                    "ChallengeResponse",
 	reflect.TypeFor[auth.LoginRequest]():                         "LoginRequest",
 	reflect.TypeFor[auth.LoginResponse]():                        "LoginResponse",
 	reflect.TypeFor[HealthResponse]():                            "HealthResponse",
-	reflect.TypeFor[SwapQuoteRequest]():                          "SwapQuoteRequest",
+	reflect.TypeFor[SwapQuoteRequest]():                          "SwapQuoteQuery",
+	reflect.TypeFor[SwapQuoteResponse]():                         "SwapQuoteResponse",
 	reflect.TypeFor[SwapRequest]():                               "SwapRequest",
+	reflect.TypeFor[SwapResponse]():                              "SwapResponse",
+	reflect.TypeFor[PrivateTransferInfo]():                       "PrivateTransferDiagnostic",
+	reflect.TypeFor[MCPRequest]():                                "McpRequest",
+	reflect.TypeFor[MCPResponse]():                               "McpResponse",
 	reflect.TypeFor[ErrorResponse]():                             "ErrorResponse",
 	reflect.TypeFor[ValidationErrorResponse]():                   "ValidationErrorResponse",
 }
@@ -96,13 +101,27 @@ var requiredExtra = map[string][]string{
 	"UndelegateEphemeralAtaResponse": {"sendRpcEndpoint"},
 	"InitializeMintResponse":         {"validator"},
 	"StealthPoolResponse":            {"validator"},
-	"TransactionSendResponse":        nil,
+}
+
+// MCPRequest and MCPResponse stand for the JSON-RPC messages of POST /mcp
+// in Operation.Request and Response: their schemas are written out
+// (mcpRequestSchema, mcpResponseSchema), as JSON-RPC ids and params have no
+// Go type of their own.
+type (
+	MCPRequest  struct{}
+	MCPResponse struct{}
+)
+
+// literalSchemas are the components whose schema is written out.
+var literalSchemas = map[reflect.Type]func() map[string]any{
+	reflect.TypeFor[MCPRequest]():  mcpRequestSchema,
+	reflect.TypeFor[MCPResponse](): mcpResponseSchema,
 }
 
 // tagDescriptions are the document's tags, in order.
 var tagDescriptions = [][2]string{
 	{"SPL", "Build unsigned SPL token transactions (deposit, transfer, withdraw, mint setup, undelegation, stealth pools), read balances, log in."},
-	{"Swap", "Token swaps through a Metis (Jupiter-compatible) upstream. Not available offline: configure METIS_SWAP_API_URL."},
+	{"Swap", "Provide quoting and execution for public and private swaps."},
 	{"Transaction", "Submit signed transactions to the base layer or the ephemeral rollup, optionally confirming them."},
 	{"MCP", "Model Context Protocol endpoint (stateless, JSON responses) exposing the build and balance operations as tools."},
 	{"Meta", "Service health."},
@@ -136,6 +155,10 @@ func (b *docBuilder) ref(t *schema.Type) string {
 // component adds rt's schema (once) and returns a $ref to it.
 func (b *docBuilder) component(rt reflect.Type) map[string]any {
 	name := componentName(rt)
+	if lit, ok := literalSchemas[rt]; ok {
+		b.components[name] = lit()
+		return map[string]any{"$ref": "#/components/schemas/" + name}
+	}
 	if _, ok := b.components[name]; !ok {
 		b.components[name] = nil // reserve against recursion
 		sch := schema.TypeOf(rt).JSONSchemaWith(b.ref)
@@ -154,15 +177,18 @@ func (b *docBuilder) component(rt reflect.Type) map[string]any {
 	return map[string]any{"$ref": "#/components/schemas/" + name}
 }
 
-// buildDoc generates the OpenAPI 3.1 document from the routes.
+// buildDoc generates the OpenAPI 3.1 document from the routes, with the
+// examples of examples.go.
 func buildDoc(routes []*route) ([]byte, error) {
 	b := &docBuilder{components: map[string]any{}}
+	exs := opExamples()
 	paths := map[string]map[string]any{}
 	for _, r := range routes {
 		if r.hidden {
 			continue
 		}
 		op := r.op
+		ex := exs[op.ID]
 		o := map[string]any{
 			"operationId": op.ID,
 			"summary":     op.Summary,
@@ -173,10 +199,9 @@ func buildDoc(routes []*route) ([]byte, error) {
 		}
 		errs := append([]ErrorDoc(nil), op.Errors...)
 		if op.Request != nil && !op.Query {
-			o["requestBody"] = map[string]any{
-				"required": true,
-				"content":  map[string]any{"application/json": map[string]any{"schema": b.component(op.Request)}},
-			}
+			media := map[string]any{"schema": b.component(op.Request)}
+			addExamples(media, ex.Request, ex.Requests)
+			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": media}}
 			errs = append(errs, ErrorDoc{400, CodeInvalidJSON, "Malformed JSON in request body"},
 				ErrorDoc{413, CodePayloadTooLarge, "Request body exceeds <limit> bytes"},
 				ErrorDoc{415, CodeUnsupportedMediaType, "Content-Type must be application/json"})
@@ -192,7 +217,7 @@ func buildDoc(routes []*route) ([]byte, error) {
 			o["security"] = []any{map[string]any{"bearerAuth": []string{}}, map[string]any{}}
 		}
 		errs = append(errs, ErrorDoc{500, apierr.CodeInternal, "Unexpected server error"})
-		o["responses"] = responses(b, op, errs)
+		o["responses"] = responses(b, op, errs, ex)
 		o["x-error-codes"] = errs
 		m := paths[op.Path]
 		if m == nil {
@@ -207,6 +232,7 @@ func buildDoc(routes []*route) ([]byte, error) {
 	}
 	b.component(reflect.TypeFor[ErrorResponse]())
 	b.component(reflect.TypeFor[ValidationErrorResponse]())
+	b.refine()
 	doc := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
@@ -229,6 +255,76 @@ func buildDoc(routes []*route) ([]byte, error) {
 	return json.MarshalIndent(doc, "", "  ")
 }
 
+// addExamples puts one example, or several named ones, on a media type.
+func addExamples(media map[string]any, one any, named map[string]namedExample) {
+	switch {
+	case named != nil:
+		exs := map[string]any{}
+		for name, e := range named {
+			exs[name] = map[string]any{"summary": e.Summary, "value": e.Value}
+		}
+		media["examples"] = exs
+	case one != nil:
+		media["example"] = one
+	}
+}
+
+// refine adds what the Go types do not say: the hosted document's
+// component and property examples, the quote's schema inside a swap
+// request, the nullable fields of a quote, and the swap request's
+// free-form prioritizationFeeLamports.
+func (b *docBuilder) refine() {
+	comp := func(name string) map[string]any {
+		c, _ := b.components[name].(map[string]any)
+		return c
+	}
+	for name, ex := range componentExamples() {
+		if c := comp(name); c != nil {
+			c["example"] = ex
+		}
+	}
+	for name, props := range propertyExamples {
+		c := comp(name)
+		if c == nil {
+			continue
+		}
+		for prop, ex := range props {
+			if p, ok := c["properties"].(map[string]any)[prop].(map[string]any); ok {
+				p["example"] = ex
+			}
+		}
+	}
+	if c := comp("SwapQuoteResponse"); c != nil {
+		props := c["properties"].(map[string]any)
+		for _, f := range []string{"platformFee", "instructionVersion"} {
+			if p, ok := props[f].(map[string]any); ok {
+				p["type"] = []any{p["type"], "null"}
+				if enum, ok := p["enum"].([]string); ok {
+					p["enum"] = append(append([]any{}, stringsToAny(enum)...), nil)
+				}
+			}
+		}
+	}
+	if c := comp("SwapRequest"); c != nil {
+		b.component(reflect.TypeFor[SwapQuoteResponse]())
+		props := c["properties"].(map[string]any)
+		props["quoteResponse"] = map[string]any{"$ref": "#/components/schemas/SwapQuoteResponse",
+			"description": "The quote from /v1/swap/quote, unchanged."}
+		props["prioritizationFeeLamports"] = map[string]any{
+			"description": "Priority fee: a lamport amount, or {priorityLevelWithMaxLamports {priorityLevel, maxLamports, global}, jitoTipLamports, jitoTipLamportsWithPayer}.",
+			"oneOf":       []any{map[string]any{"type": "integer", "minimum": 0}, map[string]any{"type": "object"}},
+		}
+	}
+}
+
+func stringsToAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
 func queryParameters(b *docBuilder, rt reflect.Type) []any {
 	t := schema.TypeOf(rt)
 	props := t.JSONSchemaWith(b.ref)["properties"].(map[string]any)
@@ -238,12 +334,20 @@ func queryParameters(b *docBuilder, rt reflect.Type) []any {
 		if f.Doc != "" {
 			p["description"] = f.Doc
 		}
+		if f.Example != "" {
+			p["example"] = f.Example
+		}
 		out = append(out, p)
 	}
 	return out
 }
 
-func responses(b *docBuilder, op Operation, errs []ErrorDoc) map[string]any {
+// validationExample is the documented 422 body.
+var validationExample = map[string]any{"error": map[string]any{"code": apierr.CodeValidation, "message": "Missing required fields: address, mint",
+	"issues": []any{map[string]any{"code": "invalid_type", "message": "address is required", "path": []any{"address"}},
+		map[string]any{"code": "invalid_type", "message": "mint is required", "path": []any{"mint"}}}}}
+
+func responses(b *docBuilder, op Operation, errs []ErrorDoc, ex opExample) map[string]any {
 	ok := map[string]any{"description": "OK"}
 	ct := op.ResponseContentType
 	if ct == "" {
@@ -253,11 +357,13 @@ func responses(b *docBuilder, op Operation, errs []ErrorDoc) map[string]any {
 	if op.Response != nil {
 		sch = b.component(op.Response)
 	}
-	ok["content"] = map[string]any{ct: map[string]any{"schema": sch}}
+	media := map[string]any{"schema": sch}
+	addExamples(media, ex.Response, ex.Responses)
+	ok["content"] = map[string]any{ct: media}
 	out := map[string]any{"200": ok}
-	byStatus := map[int][]string{}
+	byStatus := map[int][]ErrorDoc{}
 	for _, e := range errs {
-		byStatus[e.Status] = append(byStatus[e.Status], e.Code)
+		byStatus[e.Status] = append(byStatus[e.Status], e)
 	}
 	statuses := make([]int, 0, len(byStatus))
 	for st := range byStatus {
@@ -265,14 +371,25 @@ func responses(b *docBuilder, op Operation, errs []ErrorDoc) map[string]any {
 	}
 	sort.Ints(statuses)
 	for _, st := range statuses {
-		codes := slices.Compact(slices.Sorted(slices.Values(byStatus[st])))
-		ref := b.component(reflect.TypeFor[ErrorResponse]())
-		if st == http.StatusUnprocessableEntity {
-			ref = b.component(reflect.TypeFor[ValidationErrorResponse]())
+		docs := byStatus[st]
+		var codes []string
+		for _, e := range docs {
+			codes = append(codes, e.Code)
+		}
+		codes = slices.Compact(slices.Sorted(slices.Values(codes)))
+		first := docs[0]
+		body := reflect.TypeFor[ErrorResponse]()
+		example := any(map[string]any{"error": map[string]any{"code": first.Code, "message": first.Message}})
+		eb, custom := op.ErrorBodies[st]
+		switch {
+		case custom:
+			body, example = eb.Type, eb.Example
+		case st == http.StatusUnprocessableEntity:
+			body, example = reflect.TypeFor[ValidationErrorResponse](), validationExample
 		}
 		out[strconv.Itoa(st)] = map[string]any{
 			"description": fmt.Sprintf("%s: %s", http.StatusText(st), strings.Join(codes, ", ")),
-			"content":     map[string]any{"application/json": map[string]any{"schema": ref}},
+			"content":     map[string]any{"application/json": map[string]any{"schema": b.component(body), "example": example}},
 		}
 	}
 	return out

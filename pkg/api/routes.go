@@ -48,7 +48,11 @@ func (s *Server) builtinRoutes() []*route {
 				`writes (a failed commit, e.g. a full disk) it answers 503 {"status":"halted","reason":...}, and builds and sends ` +
 				`answer 503 LEDGER_HALTED until the operator fixes the cause and restarts the server. In local mode "ledgers" lists ` +
 				`the embedded ledgers; a gateway reports only itself.`,
-			Response: reflect.TypeFor[HealthResponse](), Errors: []ErrorDoc{eHealthHalted}},
+			Response: reflect.TypeFor[HealthResponse](), Errors: []ErrorDoc{eHealthHalted},
+			ErrorBodies: map[int]ErrorSchema{503: {Type: reflect.TypeFor[HealthResponse](), Example: map[string]any{
+				"status": HealthHalted, "reason": "base ledger: ledger halted: commit slot 812: no space left on device",
+				"ledgers": []any{map[string]any{"name": "base ledger", "status": HealthHalted, "reason": "ledger halted: commit slot 812: no space left on device"},
+					map[string]any{"name": "ephemeral ledger", "status": HealthOK}}}}}},
 			func(ctx context.Context, w *responseWriter, r *http.Request, _ []byte) (any, error) {
 				h := svc.Health(ctx)
 				if h.Status != HealthOK {
@@ -61,8 +65,9 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: get, Path: "/v1/spl/challenge", Query: true, ID: "getChallenge", Tag: "SPL",
 			Summary: "Get a login challenge",
 			Description: "Returns the text the wallet signs to log in: \"Login to Query Filtering Service\\nTimestamp: <unix-seconds>\\nUser: <pubkey>\". " +
-				"It is valid for 60 seconds and can be used once. On mainnet-private and devnet-private the rollup's TEE auth service issues it " +
-				"(a rollup without one gives a \"MOCK: ...\" challenge); on the other clusters this server does.",
+				"The cluster's rollup's auth service issues it, as the hosted API asks it (GET <rollup>/auth/challenge; the TEE's on " +
+				"mainnet-private and devnet-private, where a rollup without one gives a \"MOCK: ...\" challenge). On the local cluster, and on " +
+				"a cluster whose rollup has no auth service, this server issues it: valid for 60 seconds, usable once.",
 			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, rpcErr("Failed to get challenge: <reason>"), {504, apierr.CodeRPC, "Auth endpoint timed out"},
 				{429, apierr.CodeRPC, "Failed to get challenge: Too Many Requests"}, eConfig}},
 			func(ctx context.Context, req *auth.ChallengeRequest, _ auth.Bearer) (*auth.ChallengeResponse, error) {
@@ -72,8 +77,9 @@ func (s *Server) builtinRoutes() []*route {
 		typed(s, Operation{Method: post, Path: "/v1/spl/login", ID: "login", Tag: "SPL", Summary: "Log in with a signed challenge",
 			Description: "Checks the wallet's ed25519 signature (base58) over the challenge's exact UTF-8 bytes and returns a bearer token bound " +
 				"to the wallet (\"<pubkey>.<token>\"). Tokens issued by this server are valid for 30 days (expiresAt, in ms) and only " +
-				"on the cluster they were issued for. Use the cluster of the challenge; *-private clusters log in with the rollup's TEE " +
-				"auth service, whose tokens that rollup verifies.",
+				"on the cluster they were issued for. Use the cluster of the challenge: a challenge of the rollup's auth service is " +
+				"answered there (POST <rollup>/auth/login; a rollup without one gives \"<pubkey>.mock-auth-token\", which no route " +
+				"accepts), and that rollup verifies its tokens.",
 			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, {400, auth.CodeInvalidChallenge, "challenge is not a login challenge for this pubkey"},
 				{400, auth.CodeInvalidSignature, "signature must be a base58-encoded 64-byte ed25519 signature"},
 				{401, auth.CodeChallengeExpired, "challenge expired, was already used or was not issued here; request a new one"},
@@ -207,12 +213,14 @@ func (s *Server) builtinRoutes() []*route {
 				"with preflight at \"confirmed\". A bearer token must verify; a token the cluster's TEE rollup issued goes to that " +
 				"rollup (and nowhere else) as ?token=. sendRpcEndpoint must be a configured or allowed endpoint. With confirm, waits until the " +
 				"transaction is confirmed or its blockhash expires (lastValidBlockHeight). A request that breaks a rule " +
-				"(confirm without recentBlockhash/lastValidBlockHeight, sendRpcEndpoint with sendTo base) is a 422.",
+				"(confirm without recentBlockhash/lastValidBlockHeight, sendRpcEndpoint with sendTo base) is a 422; a transaction the node " +
+				"refuses is the caller's error, a 400 with the node's error and logs (service-interface.md §7).",
 			Errors: []ErrorDoc{eValidation, eCluster, eUpstream, eHalted, eVerifyToken,
 				{400, submit.CodeInvalidTransaction, "transactionBase64 must be valid base64"},
 				{400, submit.CodeTransactionTooLarge, "Serialized transaction exceeds 1232 bytes"},
 				{400, submit.CodeTransactionFailed, "Transaction failed (details.err is the TransactionError)"},
-				rpcErr("Failed to send transaction (details.message, and err/logs for preflight failures)"),
+				{400, apierr.CodeRPC, "Failed to send transaction: the node refused it (undecodable, bad signatures, failed preflight); details carry the node's message, rpcCode, and the simulation's err and logs"},
+				rpcErr("Failed to send transaction: the node could not be reached or did not answer sensibly"),
 				{502, submit.CodeTransactionExpired, "Transaction expired before it was confirmed: ... safe to re-sign"},
 				rpcErr("Failed to confirm transaction"), {504, apierr.CodeRPC, "Timed out confirming transaction"}, eAuthToken}},
 			svc.Send),
@@ -227,18 +235,27 @@ func (s *Server) builtinRoutes() []*route {
 
 func (s *Server) swapRoutes() []*route {
 	svc := s.svc
-	swapErrors := []ErrorDoc{eValidation, {503, CodeSwapUnavailable, "Swaps are not available: ... set METIS_SWAP_API_URL"},
-		{502, CodeSwapUpstreamError, "Swap upstream is unreachable"}}
+	swapErrors := []ErrorDoc{eValidation, {500, apierr.CodeConfig, "Missing worker environment variable `METIS_SWAP_API_URL`"},
+		{502, CodeSwapUpstreamError, "Failed to reach the swap upstream (or: Swap upstream timed out)"}}
 	quote := Operation{Method: http.MethodGet, Path: "/v1/swap/quote", Query: true, ID: "getSwapQuote", Tag: "Swap",
 		Summary: "Get a swap quote",
-		Description: "Forwards the query, unchanged, to the configured Metis (Jupiter-compatible) swap API and passes its answer through. " +
-			"Swaps need that upstream: without one (ferry offline) this is a 503 SWAP_UNAVAILABLE.",
-		Request: reflect.TypeFor[SwapQuoteRequest](), Errors: swapErrors}
+		Description: "Forwards the query, unchanged, to the configured Metis (Jupiter-compatible) swap API and passes its answer " +
+			"(status, body) through. Swaps need that upstream (METIS_SWAP_API_URL): ferry has no swap engine of its own.",
+		Request: reflect.TypeFor[SwapQuoteRequest](), Response: reflect.TypeFor[SwapQuoteResponse](), Errors: swapErrors}
 	swap := Operation{Method: http.MethodPost, Path: "/v1/swap/swap", ID: "swap", Tag: "Swap", Summary: "Build a swap transaction",
-		Description: "Forwards a public swap body verbatim to the configured swap API's /swap and passes its answer through " +
-			"(typically swapTransaction, lastValidBlockHeight). Private swaps are not supported by ferry. Without an upstream: 503 SWAP_UNAVAILABLE.",
-		Request: reflect.TypeFor[SwapRequest](),
-		Errors:  append(append([]ErrorDoc(nil), swapErrors...), ErrorDoc{501, CodePrivateSwapUnsupported, "visibility=private swaps are not supported by ferry"})}
+		Description: "Builds an unsigned swap transaction from a quote. visibility public (the default) forwards the body verbatim " +
+			"to the swap API's /swap and passes its answer through. visibility private sends the swap's output to a program-owned " +
+			"stash ATA (derived from the payer and the output mint), prepends the stash ATA's idempotent creation, raises an " +
+			"existing SetComputeUnitLimit by 40 000 units, and appends schedule_private_transfer (ESPL 29), which registers a " +
+			"one-shot Hydra crank that delivers the output to destination with the requested delays and split; the answer is a v0 " +
+			"transaction, with privateTransfer {stashAta, hydraCrankPda, shuttleId}. When the rebuilt transaction exceeds 1232 " +
+			"bytes the quote is asked again with maxAccounts 39, 38, ... 1. destination, minDelayMs, maxDelayMs and split are " +
+			"required for a private swap; destinationTokenAccount, nativeDestinationAccount and asLegacyTransaction true are refused.",
+		Request: reflect.TypeFor[SwapRequest](), Response: reflect.TypeFor[SwapResponse](),
+		Errors: append(append([]ErrorDoc(nil), swapErrors...),
+			ErrorDoc{400, CodeInvalidRequest, "destination, minDelayMs, maxDelayMs, and split are required when visibility=private (and the other private-swap rules)"},
+			ErrorDoc{502, CodeSwapUpstreamError, "Upstream swap response missing swapTransaction / Invalid upstream swap transaction encoding / Failed to fit private swap transaction within 1232 bytes"},
+			eConfig, eUpstream)}
 	return []*route{
 		{op: quote, serve: func(w *responseWriter, r *http.Request) {
 			var req SwapQuoteRequest

@@ -408,6 +408,13 @@ type ErrorDoc struct {
 	Message string `json:"message,omitempty"`
 }
 
+// ErrorSchema is the documented body of the errors of one status when it
+// is not the error envelope.
+type ErrorSchema struct {
+	Type    reflect.Type
+	Example any
+}
+
 // Operation describes one route for the router and for /doc.
 type Operation struct {
 	Method, Path string
@@ -423,8 +430,12 @@ type Operation struct {
 	Response reflect.Type
 	// ResponseContentType defaults to application/json.
 	ResponseContentType string
-	Auth                AuthMode
-	Errors              []ErrorDoc
+	// ErrorBodies document error bodies that are not the error envelope,
+	// by status (GET /health's 503 is a HealthResponse; the errors of POST
+	// /mcp are JSON-RPC responses).
+	ErrorBodies map[int]ErrorSchema
+	Auth        AuthMode
+	Errors      []ErrorDoc
 }
 
 type call[Req, Resp any] func(ctx context.Context, req *Req, tok auth.Bearer) (*Resp, error)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
 	"github.com/ferry-sh/ferry/pkg/auth"
+	"github.com/ferry-sh/ferry/pkg/cluster"
 	"github.com/ferry-sh/ferry/pkg/payments"
 	"github.com/ferry-sh/ferry/pkg/submit"
 )
@@ -110,7 +111,7 @@ func NewService(cfg Config) (*Service, error) {
 		clusters: cfg.Clusters, planner: &p, auth: a, log: log, now: now,
 		sender: &submit.Sender{PollInterval: poll},
 	}
-	s.swap = newSwapProxy(cfg.Swap)
+	s.swap = newSwapProxy(cfg.Swap, now)
 	s.crank = newCranker(s, !cfg.DisableBackgroundCrank, poll)
 	return s, nil
 }
@@ -161,8 +162,10 @@ func (s *Service) writable(name string) (*Cluster, error) {
 	return cl, nil
 }
 
-// Challenge is GET /v1/spl/challenge: a login challenge from this server,
-// or from the TEE rollup's auth service on *-private clusters.
+// Challenge is GET /v1/spl/challenge: a login challenge from the
+// cluster's rollup's auth service, as the hosted API asks it (the TEE's on
+// *-private clusters), or from this server: on the local cluster, and on
+// a cluster whose rollup has no auth service (auth.Service.ChallengeVia).
 func (s *Service) Challenge(ctx context.Context, req *auth.ChallengeRequest) (*auth.ChallengeResponse, error) {
 	if req.Mock != nil && *req.Mock {
 		return &auth.ChallengeResponse{Challenge: auth.LegacyMockChallenge}, nil
@@ -171,13 +174,18 @@ func (s *Service) Challenge(ctx context.Context, req *auth.ChallengeRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	if cl.Endpoints.TEE {
+	switch {
+	case cl.Endpoints.TEE:
 		return s.auth.ProxyChallenge(ctx, cl.Endpoints.Ephemeral, req.Pubkey)
+	case cl.Endpoints.Kind != cluster.Local:
+		return s.auth.ChallengeVia(ctx, cl.Endpoints.Ephemeral, req.Pubkey)
 	}
 	return &auth.ChallengeResponse{Challenge: s.auth.Challenge(req.Pubkey)}, nil
 }
 
-// Login is POST /v1/spl/login: a bearer token bound to the wallet.
+// Login is POST /v1/spl/login: a bearer token bound to the wallet, from the
+// rollup's auth service (proxied as Challenge is) or from this server for
+// a challenge it issued.
 func (s *Service) Login(ctx context.Context, req *auth.LoginRequest) (*auth.LoginResponse, error) {
 	if req.Mock != nil && *req.Mock {
 		return &auth.LoginResponse{Token: auth.Bind(req.Pubkey, auth.MockToken)}, nil
@@ -186,8 +194,11 @@ func (s *Service) Login(ctx context.Context, req *auth.LoginRequest) (*auth.Logi
 	if err != nil {
 		return nil, err
 	}
-	if cl.Endpoints.TEE {
+	switch {
+	case cl.Endpoints.TEE:
 		return s.auth.ProxyLogin(ctx, cl.Endpoints.Ephemeral, req)
+	case cl.Endpoints.Kind != cluster.Local:
+		return s.auth.LoginVia(ctx, cl.Endpoints.Ephemeral, cl.Audience(), req)
 	}
 	return s.auth.LoginFor(cl.Audience(), req.Pubkey, req.Challenge, req.Signature)
 }
@@ -257,7 +268,8 @@ func (s *Service) IsMintInitialized(ctx context.Context, req *payments.MintIniti
 }
 
 // EnsureCrank is POST /v1/spl/transfer-queue/ensure-crank: send one
-// ESPL 17 crank to the cluster's crank RPC now.
+// ESPL 17 crank to the cluster's crank RPC now, whatever the queue's
+// recent activity.
 func (s *Service) EnsureCrank(ctx context.Context, req *payments.TransferQueueEnsureCrankRequest) (*payments.TransferQueueEnsureCrankResponse, error) {
 	cl, err := s.writable(req.Cluster)
 	if err != nil {
@@ -267,7 +279,7 @@ func (s *Service) EnsureCrank(ctx context.Context, req *payments.TransferQueueEn
 	if err != nil {
 		return nil, err
 	}
-	sig, err := s.crank.run(ctx, cl, plan)
+	sig, err := s.crank.ensure(ctx, cl, plan, true)
 	if err != nil {
 		return nil, apierr.New(http.StatusBadGateway, apierr.CodeRPC, "Failed to ensure transfer queue crank").
 			WithDetails(map[string]any{"mint": plan.Mint.String(), "validator": plan.Validator.String(),

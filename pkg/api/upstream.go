@@ -25,8 +25,8 @@ func newAllowList(cfg ClustersConfig, def string) (*cluster.AllowList, error) {
 	names := append(cluster.Names(), def)
 	for _, n := range names {
 		ep, err := cluster.Resolve(n, cfg.Overrides)
-		if err != nil {
-			continue
+		if err != nil || ep.Problem != nil {
+			continue // an unconfigured cluster's defaults are not the operator's
 		}
 		trusted = append(trusted, ep.BaseRPC, ep.Ephemeral, ep.Router, ep.CrankRPC())
 	}
@@ -170,17 +170,20 @@ func rollupRefusal(err error) bool {
 
 // VerifyToken verifies the bearer token of a request on cluster cl. A
 // token this server issued is checked here (signature, expiry, the
-// cluster's audience, the binding). On a TEE cluster any other token is
-// the rollup's own and the rollup checks it (UpstreamVerifyMethod,
-// answers cached by auth.Service.VerifyUpstream); elsewhere it is
-// refused. Without a well-formed token b comes back unchanged (callers
-// decide whether one is required). Failures are 401 INVALID_AUTH_TOKEN
-// (or 502 when the rollup could not be asked).
+// cluster's audience, the binding). On a cluster whose rollup runs an auth
+// service (every cluster but the local one: the TEEs, and any rollup
+// whose login Login proxied) any other token is the rollup's own and the
+// rollup checks it (UpstreamVerifyMethod, answers cached by
+// auth.Service.VerifyUpstream); what no rollup issues (an opaque string,
+// the mock token, alg none, an expired JWT) is refused without asking. On
+// the local cluster it is refused. Without a well-formed token b comes
+// back unchanged (callers decide whether one is required). Failures are
+// 401 INVALID_AUTH_TOKEN (or 502 when the rollup could not be asked).
 func (s *Service) VerifyToken(ctx context.Context, cl *Cluster, b auth.Bearer) (auth.Bearer, error) {
 	if !b.OK() {
 		return b, nil
 	}
-	if auth.IsFerryToken(b.Token) || !cl.Endpoints.TEE {
+	if auth.IsFerryToken(b.Token) || cl.Endpoints.Kind == cluster.Local {
 		return s.auth.AuthenticateFor(b, cl.Audience())
 	}
 	return s.auth.VerifyUpstream(ctx, normalizeURL(cl.Endpoints.Ephemeral), b, func(ctx context.Context) error {
@@ -194,7 +197,8 @@ func (s *Service) VerifyToken(ctx context.Context, cl *Cluster, b auth.Bearer) (
 
 // rollupToken is the token a verified bearer may carry to the cluster's
 // rollup: only a token that rollup issued (and accepted). A ferry token
-// never leaves the process.
+// never leaves the process. The token goes to that rollup (its RPC, the
+// sends addressed to it) and nowhere else.
 func rollupToken(b auth.Bearer) string {
 	if b.Verified && b.Upstream {
 		return b.Token

@@ -214,6 +214,15 @@ func (s *Service) dropLocked() {
 	}
 }
 
+// Issued reports whether challenge is one this server issued (Challenge)
+// that is still outstanding: unused and younger than ChallengeTTL.
+func (s *Service) Issued(challenge string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked(s.now())
+	return s.pending[challenge] > 0
+}
+
 // consume marks one issue of challenge as used; false if none is
 // outstanding.
 func (s *Service) consume(c string) bool {

@@ -98,7 +98,10 @@ func TestProxy(t *testing.T) {
 		{200, `<html>`, 502, "Failed to get challenge: the auth service did not answer JSON"},
 		{403, `{"error":"Signature verification failed"}`, 403, "Failed to get challenge: Forbidden"},
 		{429, `slow down`, 429, "Failed to get challenge: Too Many Requests"},
-		{500, `upstream said 429 Too Many Requests`, 429, "Failed to get challenge: Internal Server Error"},
+		{500, `upstream said 429 Too Many Requests`, 429, "Failed to get challenge: Too Many Requests"},
+		{400, `{"error":"Unexpected Range status: 429 Too Many Requests; body={\"statusCode\":429}"}`, 429, "Failed to get challenge: Too Many Requests"},
+		{404, `no such route`, 404, "Failed to get challenge: Not Found"},
+		{302, ``, 502, "Failed to get challenge: Bad Gateway"},
 		{503, ``, 503, "Failed to get challenge: Service Unavailable"},
 	}
 	for _, c := range cases {
@@ -139,4 +142,71 @@ func TestProxy(t *testing.T) {
 	}
 	_, err = s.ProxyChallenge(ctx, "ftp://x", alice)
 	wantCode(t, err, 500, "CONFIG_ERROR")
+}
+
+// TestProxyVia: on a rollup that is not a TEE the rollup's auth service is
+// asked first, as the hosted API asks it; when the rollup has none (a
+// JSON-RPC answer, or no such route) this server issues the challenge and
+// checks the login itself, and its token is a real one.
+func TestProxyVia(t *testing.T) {
+	up := &upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	s, _ := newService(t, Config{})
+	ctx := t.Context()
+	key := seedKey("alice")
+	alice := pubOf(key)
+
+	// The rollup has an auth service: its challenge and its token.
+	up.set(200, `{"challenge":"rollup challenge"}`)
+	ch, err := s.ChallengeVia(ctx, srv.URL, alice)
+	if err != nil || ch.Challenge != "rollup challenge" || s.Issued(ch.Challenge) {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	up.set(200, `{"token":"token-xyz"}`)
+	lr, err := s.LoginVia(ctx, srv.URL, "mainnet", &LoginRequest{Pubkey: alice, Challenge: "c1", Signature: "s1"})
+	if err != nil || lr.Token != alice+".token-xyz" {
+		t.Fatalf("%+v %v", lr, err)
+	}
+	if n := len(up.paths); n != 2 || up.paths[1] != "POST /auth/login" || up.bodies[1] != `{"challenge":"c1","pubkey":"`+alice+`","signature":"s1"}` {
+		t.Fatalf("%v %v", up.paths, up.bodies)
+	}
+	// A login the rollup rate-limits (in the body of a 400).
+	up.set(400, `{"error":"Unexpected Range status: 429 Too Many Requests"}`)
+	_, err = s.LoginVia(ctx, srv.URL, "mainnet", &LoginRequest{Pubkey: alice, Challenge: "c1", Signature: "s1"})
+	if ae := wantCode(t, err, 429, "RPC_ERROR"); ae.Message != "Failed to login: Too Many Requests" {
+		t.Fatal(ae.Message)
+	}
+
+	// No auth service: this server's challenge, checked here.
+	for _, noService := range []struct {
+		status int
+		body   string
+	}{{200, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"invalid request: missing request body"}}`}, {405, "POST or OPTIONS is required"}, {404, ""}} {
+		up.set(noService.status, noService.body)
+		before := len(up.paths)
+		ch, err := s.ChallengeVia(ctx, srv.URL, alice)
+		if err != nil || !s.Issued(ch.Challenge) || !strings.HasPrefix(ch.Challenge, ChallengeTitle+"\n") || !strings.HasSuffix(ch.Challenge, "User: "+alice) {
+			t.Fatalf("%d: %+v %v", noService.status, ch, err)
+		}
+		lr, err := s.LoginVia(ctx, srv.URL, "devnet", &LoginRequest{Pubkey: alice, Challenge: ch.Challenge, Signature: sign(key, ch.Challenge)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(up.paths) != before+1 {
+			t.Fatalf("the login of a challenge of this server went upstream: %v", up.paths[before:])
+		}
+		b, err := s.AuthenticateFor(ParseHeader("Bearer "+lr.Token), "devnet")
+		if err != nil || !b.Verified || b.Identity != alice {
+			t.Fatalf("%+v %v", b, err)
+		}
+		// Once used, the challenge is the rollup's business again.
+		if s.Issued(ch.Challenge) {
+			t.Fatal("challenge still outstanding")
+		}
+	}
+	// The TEE flavour keeps the hosted API's outcome for a missing route.
+	up.set(405, "")
+	_, err = s.ProxyChallenge(ctx, srv.URL, alice)
+	wantCode(t, err, 405, "RPC_ERROR")
 }

@@ -3,7 +3,7 @@ package auth
 // ChallengeRequest is the query of GET /v1/spl/challenge.
 type ChallengeRequest struct {
 	Pubkey  string `json:"pubkey" validate:"required,pubkey" doc:"Wallet that will sign the challenge."`
-	Cluster string `json:"cluster,omitempty" doc:"Cluster whose auth service issues the challenge: the *-private clusters proxy to their TEE rollup; the others (local by default) are served by this server."`
+	Cluster string `json:"cluster,omitempty" doc:"Cluster whose rollup's auth service issues the challenge (this server on the local cluster, and for a rollup without one)."`
 	Mock    *bool  `json:"mock,omitempty" default:"false" doc:"Legacy: return the fixed mock challenge without asking any auth service."`
 }
 

@@ -34,6 +34,11 @@ type Endpoints struct {
 	Crank string
 	// TEE marks a private (TEE) ephemeral rollup whose RPC needs ?token=.
 	TEE bool
+	// Problem, when set, says why the cluster cannot be used as
+	// configured: a deployment's environment leaves out or mangles its
+	// endpoints (see Overrides.Problems). The URLs above are then only the
+	// built-in defaults, which a caller must not contact in their place.
+	Problem *ConfigError
 }
 
 // Defaults of ferry serve on one machine.
@@ -52,6 +57,43 @@ type Overrides struct {
 	Crank string
 	// Per-cluster overrides, keyed by Kind or name ("devnet-private").
 	PerCluster map[string]Overrides
+	// Problems are configuration problems, keyed by cluster name
+	// ("mainnet", "devnet-private", ...; "custom" for every custom URL) or
+	// AllClusters. Resolve reports them in Endpoints.Problem: a problem of
+	// AllClusters (an invalid value anywhere) before the cluster's own. The
+	// local cluster (ferry's embedded pair) has none. Only the top-level
+	// Overrides' Problems count.
+	Problems map[string]*ConfigError
+}
+
+// AllClusters is the Overrides.Problems key of a problem that makes every
+// cluster unusable.
+const AllClusters = "*"
+
+// ConfigIssue is one problem with one configuration variable.
+type ConfigIssue struct {
+	// Var is the variable, e.g. BASE_DEVNET_RPC_URL.
+	Var string
+	// Message says what is wrong: "Required" or "Invalid url".
+	Message string
+}
+
+// ConfigError reports a cluster whose endpoints are missing from, or
+// invalid in, the configuration. Its text is the hosted payments API's
+// CONFIG_ERROR message.
+type ConfigError struct {
+	Message string
+	Issues  []ConfigIssue
+	// Hint tells the operator what to set.
+	Hint string
+}
+
+func (e *ConfigError) Error() string {
+	vars := make([]string, len(e.Issues))
+	for i, is := range e.Issues {
+		vars[i] = is.Var + ": " + is.Message
+	}
+	return e.Message + " (" + strings.Join(vars, "; ") + ")"
 }
 
 var builtins = map[string]Endpoints{
@@ -191,5 +233,12 @@ func ResolveWith(name string, o Overrides, pairing Pairing) (Endpoints, error) {
 		apply(pc)
 	}
 	apply(o)
+	if p := o.Problems[AllClusters]; p != nil && ep.Kind != Local {
+		ep.Problem = p
+	} else if ep.Kind == Custom {
+		ep.Problem = o.Problems[string(Custom)]
+	} else {
+		ep.Problem = o.Problems[n]
+	}
 	return ep, nil
 }

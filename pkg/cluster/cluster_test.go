@@ -73,3 +73,29 @@ func TestPairing(t *testing.T) {
 		t.Fatalf("moon: %v", err)
 	}
 }
+
+func TestProblems(t *testing.T) {
+	devnet := &ConfigError{Message: "devnet", Issues: []ConfigIssue{{Var: "BASE_DEVNET_RPC_URL", Message: "Required"}}}
+	custom := &ConfigError{Message: "custom"}
+	o := Overrides{Problems: map[string]*ConfigError{"devnet": devnet, "custom": custom}}
+	for name, want := range map[string]*ConfigError{"devnet": devnet, "devnet-private": nil, "mainnet": nil, "local": nil, "https://x.example": custom} {
+		ep, err := Resolve(name, o)
+		if err != nil || ep.Problem != want {
+			t.Errorf("%s: %v %v", name, ep.Problem, err)
+		}
+	}
+	// A problem of every cluster wins.
+	all := &ConfigError{Message: "all", Issues: []ConfigIssue{{Var: "X", Message: "Invalid url"}}}
+	o.Problems[AllClusters] = all
+	for _, name := range []string{"devnet", "mainnet", "https://x.example"} {
+		if ep, _ := Resolve(name, o); ep.Problem != all {
+			t.Errorf("%s: %v", name, ep.Problem)
+		}
+	}
+	if ep, _ := Resolve("local", o); ep.Problem != nil {
+		t.Errorf("local: %v", ep.Problem)
+	}
+	if all.Error() != "all (X: Invalid url)" {
+		t.Fatal(all.Error())
+	}
+}

@@ -44,12 +44,14 @@ func (l *Ledger) SubscribeFrom(ctx context.Context, from uint64) <-chan *Block {
 		close(s.out)
 		return s.out
 	}
+	// Registered first, then the tip read: every block above the tip is
+	// in the live queue, every block up to it is in history. The tip is
+	// read before SubscribeFrom returns, so blocks confirmed after the
+	// call are always delivered live (with their writes).
+	tip := l.Slot(Confirmed)
 	go func() {
 		defer close(s.out)
 		defer l.subs.remove(s)
-		// Registered first, then the tip read: every block above the tip
-		// is in the live queue, every block up to it is in history.
-		tip := l.Slot(Confirmed)
 		for slot := from; slot <= tip; slot++ {
 			info, txs, err := l.Block(slot, Confirmed)
 			if err != nil {

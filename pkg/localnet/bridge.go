@@ -11,6 +11,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/ferry-sh/ferry/pkg/devchain"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/ledger/programs/magic"
 	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
@@ -27,6 +28,11 @@ type bridge struct {
 	key     ed25519.PrivateKey
 	me      solana.PublicKey
 	syncReq chan chan error
+	// ctlReq carries rollup controls (controls.go) to the bridge's
+	// goroutine, which owns all of its state.
+	ctlReq chan controlRequest
+	// trace, while a control runs, collects the transactions sent.
+	trace *[]devchain.RollupTx
 
 	// scanned is how far base history has been scanned without finding
 	// work; it only saves rescanning and is rebuilt from the persisted
@@ -54,7 +60,7 @@ func (b *bridge) reportPassError(err error) {
 
 func newBridge(p *Pair) *bridge {
 	return &bridge{p: p, log: p.cfg.Logger.With("component", "validator"), key: p.identity, me: p.Identity(),
-		syncReq: make(chan chan error), failing: map[uint64]int{}}
+		syncReq: make(chan chan error), ctlReq: make(chan controlRequest), failing: map[uint64]int{}}
 }
 
 // errRetry marks a step that could not complete now (a transaction did
@@ -90,6 +96,9 @@ func (b *bridge) run(ctx context.Context) {
 		case <-tick:
 		case reply := <-b.syncReq:
 			reply <- b.sync(ctx)
+			continue
+		case req := <-b.ctlReq:
+			req.reply <- b.runControl(ctx, req.fn)
 			continue
 		}
 		drain(baseBlocks)
@@ -188,6 +197,12 @@ func computeLimit() txwire.Instruction {
 // (errRetry for a duplicate of one already landed in this blockhash's
 // lifetime); a landed one returns its record, failed or not.
 func (b *bridge) send(ctx context.Context, l *ledger.Ledger, ixs ...txwire.Instruction) (*ledger.TxRecord, error) {
+	return b.sendAs(ctx, stepValidator, l, ixs...)
+}
+
+// sendAs is send, labelling the transaction step (what it does) for the
+// trace of a rollup control.
+func (b *bridge) sendAs(ctx context.Context, step string, l *ledger.Ledger, ixs ...txwire.Instruction) (*ledger.TxRecord, error) {
 	bh, _ := l.LatestBlockhash(ledger.Processed)
 	msg, err := txwire.Compile(b.me, append([]txwire.Instruction{computeLimit()}, ixs...), bh.Blockhash)
 	if err != nil {
@@ -204,6 +219,7 @@ func (b *bridge) send(ctx context.Context, l *ledger.Ledger, ixs ...txwire.Instr
 	if err != nil {
 		return nil, fmt.Errorf("%s transaction: %w", l.Name(), err)
 	}
+	b.record(step, l, rec)
 	return rec, nil
 }
 

@@ -88,7 +88,7 @@ func (b *bridge) crankOnce(ctx context.Context, queue solana.PublicKey) (bool, e
 	if err != nil {
 		return false, err
 	}
-	rec, err := b.send(ctx, b.p.Ephemeral, ix)
+	rec, err := b.sendAs(ctx, stepCrank, b.p.Ephemeral, ix)
 	if err != nil {
 		return false, err
 	}

@@ -81,7 +81,7 @@ func (b *bridge) executeIntent(ctx context.Context, it magic.Intent) error {
 		}
 		ixs = append(ixs, it.Action.Instruction())
 	}
-	rec, err := b.send(ctx, b.p.Base, ixs...)
+	rec, err := b.sendAs(ctx, intentStep(it), b.p.Base, ixs...)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (b *bridge) accept(ctx context.Context) (bool, error) {
 	if len(mc.Intents) == 0 || mc.Intents[0].ID > done {
 		return false, nil
 	}
-	rec, err := b.send(ctx, b.p.Ephemeral, magic.AcceptIntents(b.me, done))
+	rec, err := b.sendAs(ctx, stepAccept, b.p.Ephemeral, magic.AcceptIntents(b.me, done))
 	if err != nil {
 		return false, err
 	}

@@ -49,6 +49,10 @@ const (
 	DefaultBaseSlot      = 400 * time.Millisecond
 	DefaultEphemeralSlot = 50 * time.Millisecond
 	DefaultCrankInterval = 50 * time.Millisecond
+	// DefaultControlTimeout bounds one rollup control (CommitNow,
+	// UndelegateNow, CrankNow): the validator's work it waits for normally
+	// takes a few slots.
+	DefaultControlTimeout = time.Minute
 	// DefaultValidatorLamports funds the validator identity on base at
 	// genesis; it pays the fees of the validator's base transactions.
 	DefaultValidatorLamports = 1_000 * 1_000_000_000
@@ -89,6 +93,9 @@ type Config struct {
 	// CrankInterval is how often the bridge looks for ready queue entries
 	// between block notifications.
 	CrankInterval time.Duration
+	// ControlTimeout bounds how long a rollup control waits for the
+	// validator to settle (DefaultControlTimeout).
+	ControlTimeout time.Duration
 	// ValidatorLamports funds the identity on base at genesis.
 	ValidatorLamports uint64
 	// BaseGenesis and EphemeralGenesis add genesis accounts.
@@ -108,6 +115,9 @@ func (c Config) normalized() Config {
 	}
 	if c.CrankInterval <= 0 {
 		c.CrankInterval = DefaultCrankInterval
+	}
+	if c.ControlTimeout <= 0 {
+		c.ControlTimeout = DefaultControlTimeout
 	}
 	if c.ValidatorLamports == 0 {
 		c.ValidatorLamports = DefaultValidatorLamports

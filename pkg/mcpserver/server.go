@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ferry-sh/ferry/pkg/api"
 	"github.com/ferry-sh/ferry/pkg/apierr"
+	"github.com/ferry-sh/ferry/pkg/devchain"
 	"github.com/ferry-sh/ferry/pkg/inputlimit"
 )
 
@@ -77,6 +79,9 @@ type Config struct {
 	// (DefaultMaxResponseBytes); a larger answer is replaced by a -32051
 	// "Response too large" error.
 	MaxResponseBytes int64
+	// Dev, if set, adds the development tools (dev.*): the cheatcodes and
+	// rollup controls of ferry serve's local chain. A gateway has none.
+	Dev *devchain.Chain
 	// DisableLocalhostProtection turns off the SDK's DNS-rebinding check
 	// (a request that reached a loopback listener with a non-loopback Host
 	// header gets 403). Only for a loopback listener behind a proxy that
@@ -89,6 +94,7 @@ type Config struct {
 type Handler struct {
 	svc      *api.Service
 	clusters *api.Clusters
+	dev      *devchain.Chain
 	log      *slog.Logger
 	origin   func(*http.Request) string
 	impl     mcp.Implementation
@@ -108,7 +114,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Clusters == nil {
 		return nil, errors.New("create MCP endpoint: Config.Clusters is required")
 	}
-	h := &Handler{svc: cfg.Service, clusters: cfg.Clusters, log: cfg.Logger, origin: cfg.Origin}
+	h := &Handler{svc: cfg.Service, clusters: cfg.Clusters, dev: cfg.Dev, log: cfg.Logger, origin: cfg.Origin}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -239,10 +245,23 @@ func (h *Handler) Mount(s *api.Server) {
 			"the REST response; a failed call is a result with isError true whose content holds the REST error body. " +
 			"Transport errors are JSON-RPC errors: 400 -32700 Parse error (also for bodies nested deeper than 127 levels), " +
 			"400 -32600 for batches (protocol 2025-03-26 only) of more than 32 messages, 415 -32000 Unsupported Media Type.",
+		Request: reflect.TypeFor[api.MCPRequest](), Response: reflect.TypeFor[api.MCPResponse](),
+		ErrorBodies: map[int]api.ErrorSchema{
+			http.StatusBadRequest:            {Type: reflect.TypeFor[api.MCPResponse](), Example: jsonRPCError(-32700, "Parse error")},
+			http.StatusRequestEntityTooLarge: {Type: reflect.TypeFor[api.MCPResponse](), Example: jsonRPCError(CodeServerError, "request body exceeds 1048576 bytes")},
+			http.StatusUnsupportedMediaType: {Type: reflect.TypeFor[api.MCPResponse](),
+				Example: jsonRPCError(-32000, "Unsupported Media Type: Content-Type must be application/json")},
+			http.StatusInternalServerError: {Type: reflect.TypeFor[api.MCPResponse](), Example: jsonRPCError(-32603, "Internal server error")},
+		},
 	}, h, false)
 	s.Handle(api.Operation{Method: http.MethodGet, Path: Path, ID: "mcpInfo", Tag: "MCP", Summary: "MCP endpoint information"}, h, true)
 	s.Handle(api.Operation{Method: http.MethodDelete, Path: Path, ID: "mcpDelete", Tag: "MCP", Summary: "405: the endpoint has no sessions"}, h, true)
 	s.Handle(api.Operation{Method: http.MethodGet, Path: WellKnownPath, ID: "mcpDiscovery", Tag: "MCP", Summary: "MCP discovery document"}, h, true)
+}
+
+// jsonRPCError is a documented JSON-RPC error answer.
+func jsonRPCError(code int, message string) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}}
 }
 
 // ToolNames lists the tools, in tools/list order.

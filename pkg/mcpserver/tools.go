@@ -131,12 +131,13 @@ var (
 	sends          = &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &yes}
 )
 
-// buildTools lists the tools: the hosted API's five, then ferry's. The GET
+// buildTools lists the tools: the hosted API's five, then ferry's, then
+// the development tools of a local chain (Config.Dev). The GET
 // documents and ToolNames keep this order; the SDK sorts tools/list by
 // name.
 func (h *Handler) buildTools() []*tool {
 	svc := h.svc
-	return []*tool{
+	return append([]*tool{
 		typed(ToolDeposit, "Deposit SPL",
 			"Build an unsigned base-chain deposit transaction using delegateSpl(...): it moves amount of mint from owner's "+
 				"associated token account into owner's ephemeral-rollup balance (creating the ephemeral ATA, its permission and "+
@@ -200,7 +201,7 @@ func (h *Handler) buildTools() []*tool {
 		typed(ToolGetSlot, "Get Slot",
 			"Read the current slot of the base layer or the ephemeral rollup at a commitment.",
 			readOnlyOpen, slotText, h.getSlot),
-	}
+	}, h.devTools()...)
 }
 
 func sendText(req *submit.Request, out *submit.Response) string {

@@ -32,10 +32,16 @@ type Chain interface {
 
 // MintProgramResolver is implemented by chains that can resolve (and cache)
 // a mint's token program more cheaply than reading the whole account.
-// A missing mint returns (zero, nil).
+// MintProgram returns the owner of an existing mint account (zero for the
+// System program) and an error wrapping ErrNoAccount for a missing one, so
+// that one read decides both.
 type MintProgramResolver interface {
 	MintProgram(ctx context.Context, mint solana.PublicKey) (solana.PublicKey, error)
 }
+
+// ErrNoAccount is the error (wrapped or not) of a MintProgramResolver for
+// a mint account that does not exist.
+var ErrNoAccount = errors.New("account does not exist")
 
 // Blockhash is a recent blockhash and the last block height it is valid at.
 type Blockhash struct {
@@ -98,7 +104,7 @@ func (c *FixedChain) Cluster() cluster.Kind {
 }
 
 // MintProgram returns TokenProgram when set; otherwise the owner of the
-// configured account.
+// configured account (ErrNoAccount without one).
 func (c *FixedChain) MintProgram(ctx context.Context, mint solana.PublicKey) (solana.PublicKey, error) {
 	if !c.TokenProgram.IsZero() {
 		return c.TokenProgram, nil
@@ -106,5 +112,5 @@ func (c *FixedChain) MintProgram(ctx context.Context, mint solana.PublicKey) (so
 	if a, _ := c.Account(ctx, mint); a != nil {
 		return a.Owner, nil
 	}
-	return solana.PublicKey{}, nil
+	return solana.PublicKey{}, ErrNoAccount
 }

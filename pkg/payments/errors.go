@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ferry-sh/ferry/pkg/apierr"
+	"github.com/ferry-sh/ferry/pkg/chainclient"
 )
 
 // Error codes the planner returns (payments-api.md §3.2).
@@ -39,12 +40,17 @@ func privateTransferError(msg string) *apierr.Error {
 }
 
 // rpcError turns a chain read failure into 502 RPC_ERROR with the cause in
-// details (URLs redacted), as the hosted API reports upstream failures.
+// details (URLs redacted), as the hosted API reports upstream failures: a
+// JSON-RPC error's own message, else the error's text.
 func rpcError(op string, err error, details map[string]any) *apierr.Error {
 	if details == nil {
 		details = map[string]any{}
 	}
 	details["message"] = apierr.RedactURLs(err.Error())
+	var re *chainclient.RPCError
+	if errors.As(err, &re) {
+		details["message"] = apierr.RedactURLs(re.Message)
+	}
 	return (&apierr.Error{Status: http.StatusBadGateway, Code: apierr.CodeRPC, Message: op, Details: details}).Wrap(err)
 }
 

@@ -71,11 +71,18 @@ func (p *Planner) undelegate(ctx context.Context, c Chain, req *UndelegateEpheme
 	}
 	cache := p.cache()
 	eata, _ := cache.FindEphemeralATA(payer, mint)
+	// The router first, then the records on base, as the hosted API asks
+	// them.
+	loc, _ := c.(ERLocator)
+	var routed routerAnswer
+	if loc != nil {
+		routed.delegated, routed.fqdn, routed.err = loc.DelegationStatus(ctx, eata)
+	}
 	eataValidator, eataRecord, eataDelegated, err := delegatedValidator(ctx, c, eata, cache)
 	if err != nil {
 		return nil, rpcError("Failed to fetch delegation record(s)", err, nil)
 	}
-	endpoint, err := p.resolveEndpoint(ctx, c, eata, eataRecord, eataValidator, eataDelegated)
+	endpoint, err := p.resolveEndpoint(ctx, c, routed, eata, eataRecord, eataValidator, eataDelegated)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +109,6 @@ func (p *Planner) undelegate(ctx context.Context, c Chain, req *UndelegateEpheme
 	if eataDelegated {
 		plan.Validator = eataValidator
 	}
-	loc, _ := c.(ERLocator)
 	out, err := p.build(ctx, atEndpoint{Chain: c, loc: loc, url: endpoint}, plan)
 	if err != nil {
 		return nil, err
@@ -110,9 +116,17 @@ func (p *Planner) undelegate(ctx context.Context, c Chain, req *UndelegateEpheme
 	return &UndelegateEphemeralATAResponse{UnsignedTransaction: *out}, nil
 }
 
+// routerAnswer is the delegation router's answer about an account.
+type routerAnswer struct {
+	delegated bool
+	fqdn      string
+	err       error
+}
+
 // resolveEndpoint finds the rollup node holding the delegated eATA
-// (payments-api.md §5.10).
-func (p *Planner) resolveEndpoint(ctx context.Context, c Chain, eata, record, validator solana.PublicKey, delegated bool) (string, error) {
+// (payments-api.md §5.10) from the router's answer and the eATA's
+// delegation record.
+func (p *Planner) resolveEndpoint(ctx context.Context, c Chain, routed routerAnswer, eata, record, validator solana.PublicKey, delegated bool) (string, error) {
 	loc, ok := c.(ERLocator)
 	if !ok {
 		// Offline builds: the chain's own rollup is the only one known.
@@ -122,7 +136,7 @@ func (p *Planner) resolveEndpoint(ctx context.Context, c Chain, eata, record, va
 		return "", badRequest(CodeEphemeralEndpointUnresolved, "Ephemeral RPC endpoint cannot be retrieved").
 			WithDetails(map[string]any{"cluster": string(c.Cluster()), "delegatedAccount": eata.String()})
 	}
-	routerDelegated, fqdn, err := loc.DelegationStatus(ctx, eata)
+	routerDelegated, fqdn, err := routed.delegated, routed.fqdn, routed.err
 	routerError := ""
 	switch {
 	case err != nil:
@@ -276,6 +290,13 @@ func (p *Planner) PlanEnsureCrank(ctx context.Context, c Chain, req *TransferQue
 			WithDetails(map[string]any{"mint": mint.String(), "validator": validator.String(), "transferQueue": queue.String(), "owner": owner})
 	}
 	return &CrankPlan{Mint: mint, Validator: validator, Queue: queue, cache: p.cache()}, nil
+}
+
+// CrankPlanFor is the crank of the queue of (mint, validator), known to be
+// initialized (is-mint-initialized said so): no read.
+func (p *Planner) CrankPlanFor(mint, validator solana.PublicKey) *CrankPlan {
+	queue, _ := p.cache().FindTransferQueue(mint, validator)
+	return &CrankPlan{Mint: mint, Validator: validator, Queue: queue, cache: p.cache()}
 }
 
 // Transaction returns the signed ESPL 17 (ensureTransferQueueCrank)

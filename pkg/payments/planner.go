@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -60,6 +61,10 @@ func (p *Planner) cache() *espl.Cache {
 	return defaultCache
 }
 
+// RandReader is the planner's source of randomness (Rand, else
+// crypto/rand).
+func (p *Planner) RandReader() io.Reader { return p.rand() }
+
 func (p *Planner) rand() io.Reader {
 	if p.Rand != nil {
 		return p.Rand
@@ -103,20 +108,21 @@ func (p *Planner) resolveValidator(ctx context.Context, c Chain, given string) s
 	return p.fallbackValidator()
 }
 
-// tokenProgram resolves a mint's token program from its owner.
+// tokenProgram resolves a mint's token program from its owner: one read
+// of the mint (none when cached) decides, as on the hosted API.
 func tokenProgram(ctx context.Context, c Chain, mint solana.PublicKey) (solana.PublicKey, error) {
 	var owner solana.PublicKey
-	found := false
+	var found bool
 	if r, ok := c.(MintProgramResolver); ok {
 		o, err := r.MintProgram(ctx, mint)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoAccount):
+		case err != nil:
 			return owner, rpcError("Failed to resolve mint token program", err, map[string]any{"mint": mint.String()})
+		default:
+			owner, found = o, true
 		}
-		owner, found = o, !o.IsZero()
-	}
-	if !found {
-		// Zero is both "missing" and the System program's id: read the
-		// account to tell them apart.
+	} else {
 		a, err := c.Account(ctx, mint)
 		if err != nil {
 			return owner, rpcError("Failed to resolve mint token program", err, map[string]any{"mint": mint.String()})

@@ -45,11 +45,12 @@ func (c *RPCChain) Account(ctx context.Context, key solana.PublicKey) (*Account,
 	return &Account{Owner: a.Owner, Lamports: a.Lamports, Data: a.Data}, nil
 }
 
-// MintProgram returns the (cached) owner of a mint; zero if it is missing.
+// MintProgram returns the (cached) owner of a mint; ErrNoAccount if it is
+// missing.
 func (c *RPCChain) MintProgram(ctx context.Context, mint solana.PublicKey) (solana.PublicKey, error) {
 	p, err := c.Base.MintProgram(ctx, mint)
 	if errors.Is(err, chainclient.ErrAccountNotFound) {
-		return solana.PublicKey{}, nil
+		return solana.PublicKey{}, ErrNoAccount
 	}
 	return p, err
 }

@@ -282,12 +282,16 @@ func (p *Planner) resolveDestination(ctx context.Context, c Chain, t *transferPl
 // transferPrefix is the hosted API's wSOL wrap, rent top-up, relay fee and
 // platform fee, which precede the route's instructions.
 func (p *Planner) transferPrefix(ctx context.Context, c Chain, t *transferPlan) ([]txwire.Instruction, error) {
+	wrap := t.mint == spl.NativeMintID && t.tp == spl.TokenProgramID && t.req.Visibility == Private
+	if !wrap && !t.gasless && t.platformFee == 0 {
+		return nil, nil // the sender's ATA is the SDK's to derive (routeInstructions)
+	}
 	var ixs []txwire.Instruction
 	fromATA, err := p.ownerATA(t.from, t.mint, t.tp)
 	if err != nil {
 		return nil, err
 	}
-	if t.mint == spl.NativeMintID && t.tp == spl.TokenProgramID && t.req.Visibility == Private {
+	if wrap {
 		required := t.transferAmt + t.platformFee
 		if t.route.To == Base && t.exactOut {
 			required += espl.PrivacyFee(t.transferAmt)
@@ -309,20 +313,33 @@ func (p *Planner) transferPrefix(ctx context.Context, c Chain, t *transferPlan) 
 	return ixs, nil
 }
 
+// sdkATA derives an ATA of the transfer itself as MagicBlock's SDK
+// (transferSpl) derives it: an off-curve owner fails the build with the
+// SDK's error, which the hosted API passes on as 400
+// TRANSACTION_BUILD_ERROR "Owner public key is off-curve" (the API's own
+// derivations, e.g. for the platform fee, answer INVALID_OWNER).
+func (p *Planner) sdkATA(owner, mint, tp solana.PublicKey) (solana.PublicKey, error) {
+	if !isOnCurve(owner) {
+		return solana.PublicKey{}, badRequest(CodeTransactionBuildError, "Owner public key is off-curve")
+	}
+	k, _ := p.cache().FindAssociatedTokenAddress(owner, mint, tp)
+	return k, nil
+}
+
 // routeInstructions is MagicBlock's transferSpl for each supported route
 // (espl-program.md §8.1).
 func (p *Planner) routeInstructions(ctx context.Context, c Chain, t *transferPlan) ([]txwire.Instruction, error) {
 	req, cache := t.req, p.cache()
 	initVault := boolOr(req.InitVaultIfMissing, false)
 	initATAs := boolOr(req.InitAtasIfMissing, false)
-	fromATA, err := p.ownerATA(t.from, t.mint, t.tp)
+	fromATA, err := p.sdkATA(t.from, t.mint, t.tp)
 	if err != nil {
 		return nil, err
 	}
 	var ixs []txwire.Instruction
 	switch t.route {
 	case Route{Public, Base, Base}, Route{Public, Ephemeral, Ephemeral}, Route{Private, Ephemeral, Ephemeral}:
-		toATA, err := p.ownerATA(t.to, t.mint, t.tp)
+		toATA, err := p.sdkATA(t.to, t.mint, t.tp)
 		if err != nil {
 			return nil, err
 		}
@@ -376,7 +393,7 @@ func (p *Planner) routeInstructions(ctx context.Context, c Chain, t *transferPla
 			ix25), nil
 
 	case Route{Private, Base, Ephemeral}:
-		toATA, err := p.ownerATA(t.to, t.mint, t.tp)
+		toATA, err := p.sdkATA(t.to, t.mint, t.tp)
 		if err != nil {
 			return nil, err
 		}

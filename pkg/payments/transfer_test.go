@@ -338,8 +338,16 @@ func TestTransferRuntimeErrors(t *testing.T) {
 			c.accounts[spl2022] = &Account{Owner: espl.ProgramID}
 		}, nil, 400, CodeUnsupportedTokenProgram, "Mint owner is not a supported token program"},
 		{"rpc failure", transferBody(Public, Base, Base, ""), func(c *testChain) { c.failReads = true }, nil, 502, "RPC_ERROR", "Failed to resolve mint token program"},
-		{"off-curve recipient", strings.Replace(transferBody(Public, Base, Base, ""), bob.String(), offCurve.String(), 1), nil, nil, 400, CodeInvalidOwner, "Owner public key " + offCurve.String() + " is off-curve"},
-		{"off-curve sender", strings.Replace(transferBody(Private, Base, Base, ""), alice.String(), offCurve.String(), 1), nil, nil, 400, CodeInvalidOwner, "Owner public key " + offCurve.String() + " is off-curve"},
+		// The SDK derives the transfer's own ATAs: its error passes through
+		// as a build error.
+		{"off-curve recipient", strings.Replace(transferBody(Public, Base, Base, ""), bob.String(), offCurve.String(), 1), nil, nil, 400, CodeTransactionBuildError, "Owner public key is off-curve"},
+		{"off-curve sender", strings.Replace(transferBody(Private, Base, Base, ""), alice.String(), offCurve.String(), 1), nil, nil, 400, CodeTransactionBuildError, "Owner public key is off-curve"},
+		// gasless is silently ignored for an off-curve sender (no 503
+		// without a sponsor), and the build then fails the same way.
+		{"off-curve sender, gasless", strings.Replace(transferBody(Public, Base, Base, `,"gasless":true`), alice.String(), offCurve.String(), 1), nil, nil, 400, CodeTransactionBuildError, "Owner public key is off-curve"},
+		// The API's own derivation (the platform fee's source) answers
+		// INVALID_OWNER.
+		{"off-curve sender, platform fee", strings.Replace(transferBody(Public, Base, Base, fmt.Sprintf(`,"platformFeeBps":5,"platformFeeAccount":%q`, bob)), alice.String(), offCurve.String(), 1), nil, nil, 400, CodeInvalidOwner, "Owner public key " + offCurve.String() + " is off-curve"},
 		{"too large", transferBody(Public, Base, Base, `,"memo":"`+strings.Repeat("x", 1100)+`"`), nil, nil, 400, CodeTransactionTooLarge, ""},
 	}
 	for _, c := range cases {

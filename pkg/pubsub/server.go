@@ -315,13 +315,7 @@ func (s *Server) Close() error {
 	case <-time.After(s.opts.ShutdownTimeout):
 		// Clients that do not finish the close handshake are cut off.
 		s.cancel()
-		s.mu.Lock()
-		conns := make([]*conn, 0, len(s.conns))
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
-		s.mu.Unlock()
-		for _, c := range conns {
+		for _, c := range s.connList() {
 			c.ws.CloseNow()
 		}
 		<-waited
@@ -330,15 +324,20 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// closeConns closes every connection with code and reason.
-func (s *Server) closeConns(code websocket.StatusCode, reason string) {
+// connList is a snapshot of the open connections, to act on outside mu.
+func (s *Server) connList() []*conn {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	s.mu.Unlock()
-	for _, c := range conns {
+	return conns
+}
+
+// closeConns closes every connection with code and reason.
+func (s *Server) closeConns(code websocket.StatusCode, reason string) {
+	for _, c := range s.connList() {
 		c.close(code, reason)
 	}
 }

@@ -85,7 +85,7 @@ func buildGateway(o Options, s *Server) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	apiSrv, err := newAPI(o, s, clusters, &payments.Planner{}, env, o.DataDir)
+	apiSrv, err := newAPI(o, s, clusters, &payments.Planner{}, env, o.DataDir, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/devchain"
+	"github.com/ferry-sh/ferry/pkg/explorer"
 	"github.com/ferry-sh/ferry/pkg/ledger"
 	"github.com/ferry-sh/ferry/pkg/localnet"
 	"github.com/ferry-sh/ferry/pkg/payments"
@@ -30,6 +33,8 @@ type Local struct {
 	Demo   *Demo
 	// BasePubSub and EphemeralPubSub are the nodes' websocket servers.
 	BasePubSub, EphemeralPubSub *pubsub.Server
+	// Dev is the cheatcodes and rollup controls (nil with NoCheatcodes).
+	Dev *devchain.Chain
 }
 
 // dataDirEntries is everything ferry keeps in a data directory; Reset
@@ -120,8 +125,12 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		demoMint = solana.MustPublicKeyFromBase58(demo.Mint)
 	}
 	p.BaseRPC.EnableFaucet(rpcserver.FaucetOptions{DefaultMint: func() solana.PublicKey { return demoMint }})
-	p.BaseRPC.EnableDevMethods()
-	p.EphemeralRPC.EnableDevMethods()
+	var dev *devchain.Chain
+	if !o.NoCheatcodes {
+		if dev, err = enableCheatcodes(p, log); err != nil {
+			return nil, err
+		}
+	}
 	p.BaseRPC.SetClusterNode(clusterNode(urls[KeyRPC], urls[KeyRPCWS]))
 	p.EphemeralRPC.SetClusterNode(clusterNode(urls[KeyEphemeral], urls[KeyEphemeralWS]))
 
@@ -167,8 +176,11 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	if demo != nil {
 		planner.DefaultMints = map[cluster.Kind]solana.PublicKey{cluster.Local: demoMint}
 	}
-	apiSrv, err := newAPI(o, s, clusters, planner, env, dir)
+	apiSrv, err := newAPI(o, s, clusters, planner, env, dir, dev)
 	if err != nil {
+		return nil, err
+	}
+	if err := mountExplorer(o, apiSrv, p, urls, demo); err != nil {
 		return nil, err
 	}
 	// The rollup hides private accounts from everyone but their owners,
@@ -192,7 +204,29 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created, DemoCreated: demoCreated,
 		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes,
 	}
-	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo, BasePubSub: ps.base, EphemeralPubSub: ps.ephemeral}}, nil
+	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo, BasePubSub: ps.base, EphemeralPubSub: ps.ephemeral, Dev: dev}}, nil
+}
+
+// enableCheatcodes registers the development cheatcodes on both chain
+// nodes and the rollup controls on the ephemeral one, and returns them for
+// the MCP endpoint.
+func enableCheatcodes(p *localnet.Pair, log *slog.Logger) (*devchain.Chain, error) {
+	base, err := devchain.New(devchain.Config{Ledger: p.Base, Name: devchain.NodeBase, Encode: p.BaseRPC.AccountEncoder(), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	er, err := devchain.New(devchain.Config{
+		Ledger: p.Ephemeral, Name: devchain.NodeEphemeral, Encode: p.EphemeralRPC.AccountEncoder(), Logger: log,
+		Backing: &devchain.VaultBacking{Base: p.Base, Logger: log},
+	})
+	if err != nil {
+		return nil, err
+	}
+	dev := &devchain.Chain{Base: base, Ephemeral: er, Rollup: devchain.NewRollup(p, log)}
+	p.BaseRPC.EnableDevMethods(base.Methods())
+	p.EphemeralRPC.EnableDevMethods(er.Methods())
+	p.EphemeralRPC.EnableDevMethods(dev.Rollup.Methods())
+	return dev, nil
 }
 
 func clonePerCluster(m map[string]cluster.Overrides) map[string]cluster.Overrides {
@@ -233,4 +267,35 @@ func ledgerAccounts(l *ledger.Ledger) router.AccountReader {
 		}
 		return &router.Account{Lamports: a.Lamports, Owner: a.Owner, Data: a.Data}, nil
 	})
+}
+
+// mountExplorer serves the explorer page on the API listener. Its JSON
+// endpoints read the chain nodes in-process through their public JSON-RPC
+// handlers, without a token: they see what any anonymous client sees.
+func mountExplorer(o Options, apiSrv *api.Server, p *localnet.Pair, urls map[string]string, demo *Demo) error {
+	base, err := chainclient.New(urls[KeyRPC], chainclient.WithHandler(p.BaseRPC))
+	if err != nil {
+		return err
+	}
+	eph, err := chainclient.New(urls[KeyEphemeral], chainclient.WithHandler(p.EphemeralRPC))
+	if err != nil {
+		return err
+	}
+	cfg := explorer.Config{
+		Endpoints: explorer.Endpoints{RPC: urls[KeyRPC], RPCWS: urls[KeyRPCWS], Ephemeral: urls[KeyEphemeral],
+			EphemeralWS: urls[KeyEphemeralWS], Router: urls[KeyRouter]},
+		Base: base, Ephemeral: eph, Validator: p.Identity(), Options: o.Explorer, Logger: o.Logger,
+	}
+	if demo != nil {
+		cfg.Mint, cfg.Decimals = solana.MustPublicKeyFromBase58(demo.Mint), demo.Decimals
+		for _, w := range demo.Wallets {
+			cfg.Wallets = append(cfg.Wallets, explorer.Wallet{Name: w.Name, Address: w.Address})
+		}
+	}
+	ex, err := explorer.New(cfg)
+	if err != nil {
+		return err
+	}
+	ex.Mount(apiSrv)
+	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/ferry-sh/ferry/pkg/auth"
 	"github.com/ferry-sh/ferry/pkg/chainclient"
 	"github.com/ferry-sh/ferry/pkg/cluster"
+	"github.com/ferry-sh/ferry/pkg/devchain"
+	"github.com/ferry-sh/ferry/pkg/explorer"
 	"github.com/ferry-sh/ferry/pkg/httpguard"
 	"github.com/ferry-sh/ferry/pkg/mcpserver"
 	"github.com/ferry-sh/ferry/pkg/payments"
@@ -115,14 +117,21 @@ type Options struct {
 
 	// Limits bound connections and request times on every listener.
 	Limits Limits
+	// Explorer bounds the explorer page's JSON endpoints (local mode).
+	Explorer explorer.Options
 	// MaxResponseBytes is the chain nodes' response budget per request
 	// (rpcserver.DefaultMaxResponseBytes when zero).
 	MaxResponseBytes int64
 	// AllowOrigins are the browser origins that may call the base and
 	// ephemeral nodes' local-only methods (requestAirdrop, ferry_createMint,
-	// ferry_mintTo); the zero value allows none (rpcserver.Options
-	// FaucetOrigins).
+	// ferry_mintTo, the cheatcodes); the zero value allows none
+	// (rpcserver.Options FaucetOrigins).
 	AllowOrigins httpguard.Origins
+	// NoCheatcodes leaves out the development cheatcodes of local mode
+	// (pkg/devchain: surfnet_* and ferry_* state cheatcodes, the rollup
+	// controls, ferry_haltLedger) on the chain nodes and the MCP endpoint.
+	// Gateway mode never has them.
+	NoCheatcodes bool
 
 	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -138,8 +147,10 @@ type Info struct {
 	// URLs of the served endpoints by key (KeyAPI, KeyRPC, ...).
 	URLs map[string]string `json:"urls"`
 	// MCP is the MCP endpoint's URL.
-	MCP     string `json:"mcp"`
-	DataDir string `json:"dataDir,omitempty"`
+	MCP string `json:"mcp"`
+	// Explorer is the explorer page's URL (local mode).
+	Explorer string `json:"explorer,omitempty"`
+	DataDir  string `json:"dataDir,omitempty"`
 	// Created reports a fresh data directory (first start or --reset).
 	Created bool `json:"created"`
 	// DemoCreated reports that this start created the demo mint and
@@ -269,6 +280,9 @@ func (n *Node) Run(ctx context.Context, ready func(*Info)) error {
 	n.Server.OnReady(func(urls map[string]string) {
 		n.Info.URLs = urls
 		n.Info.MCP = urls[KeyAPI] + mcpserver.Path
+		if n.Local != nil {
+			n.Info.Explorer = urls[KeyAPI] + explorer.Path
+		}
 		n.Info.StartupMs = float64(time.Since(n.start).Microseconds()) / 1000
 		if ready != nil {
 			ready(n.Info)
@@ -318,7 +332,7 @@ func Serve(ctx context.Context, o Options) error {
 
 // newAPI builds the payments API with /mcp mounted, on clusters, with a
 // token key kept in dataDir (in memory when dataDir is empty).
-func newAPI(o Options, s *Server, clusters *api.Clusters, planner *payments.Planner, env api.EnvConfig, dataDir string) (*api.Server, error) {
+func newAPI(o Options, s *Server, clusters *api.Clusters, planner *payments.Planner, env api.EnvConfig, dataDir string, dev *devchain.Chain) (*api.Server, error) {
 	var key ed25519.PrivateKey
 	if dataDir != "" {
 		var err error
@@ -341,7 +355,7 @@ func newAPI(o Options, s *Server, clusters *api.Clusters, planner *payments.Plan
 		return nil, fmt.Errorf("start payments API: %w", err)
 	}
 	s.OnShutdown(func(context.Context) error { return srv.Close() })
-	mcp, err := mcpserver.New(mcpserver.Config{Service: srv.Service(), Clusters: clusters, Logger: o.Logger})
+	mcp, err := mcpserver.New(mcpserver.Config{Service: srv.Service(), Clusters: clusters, Logger: o.Logger, Dev: dev})
 	if err != nil {
 		return nil, fmt.Errorf("start MCP endpoint: %w", err)
 	}

@@ -14,9 +14,15 @@
 //
 // A request that breaks a rule is a 422 VALIDATION_ERROR; 400 is kept for
 // problems with the transaction itself (INVALID_TRANSACTION,
-// TRANSACTION_TOO_LARGE, TRANSACTION_FAILED). Sends always use preflight
-// commitment "confirmed"; confirmation polls until the signature is
-// confirmed or the block height passes lastValidBlockHeight.
+// TRANSACTION_TOO_LARGE, TRANSACTION_FAILED), which includes a
+// transaction the node refuses (§7: a send error is 400): one it cannot
+// decode, whose signatures do not verify, or whose preflight simulation
+// fails is 400 RPC_ERROR "Failed to send transaction" with the node's
+// error (and the simulation's err and logs) in details. 502 RPC_ERROR is
+// kept for a node that cannot be reached or does not answer sensibly.
+// Sends always use preflight commitment "confirmed"; confirmation polls
+// until the signature is confirmed or the block height passes
+// lastValidBlockHeight.
 package submit
 
 import (
@@ -329,15 +335,27 @@ func (s *Sender) Confirm(ctx context.Context, c *chainclient.Client, sig solana.
 		WithDetails(map[string]any{"signature": sig.String(), "message": apierr.RedactURLs(err.Error())}).Wrap(err)
 }
 
-// sendError is the hosted API's 502 "Failed to send transaction". For a
-// preflight failure (-32002) the details also carry the simulation's err
-// and logs.
+// refusedCodes are the JSON-RPC errors with which a node refuses the
+// transaction it was sent (the caller's error, 400), as opposed to failing
+// to take it (502): Agave's preflight failure, signature verification
+// failure, signature count mismatch, unsupported version, and invalid
+// params (a transaction it cannot decode).
+var refusedCodes = map[int]bool{-32002: true, -32003: true, -32013: true, -32015: true, -32602: true}
+
+// sendError is the hosted API's "Failed to send transaction": 400 when
+// the node refused the transaction (refusedCodes; service-interface.md
+// §7), else 502. details carry sendTo, the node's message and rpcCode,
+// and for a preflight failure (-32002) the simulation's err and logs.
 func sendError(sendTo string, err error) *apierr.Error {
 	d := map[string]any{"sendTo": sendTo, "message": apierr.RedactURLs(err.Error())}
+	status := http.StatusBadGateway
 	var re *chainclient.RPCError
 	if errors.As(err, &re) {
 		d["rpcCode"] = re.Code
 		d["message"] = apierr.RedactURLs(re.Message)
+		if refusedCodes[re.Code] {
+			status = http.StatusBadRequest
+		}
 		if re.Code == -32002 && len(re.Data) > 0 {
 			var sim struct {
 				Err  json.RawMessage `json:"err"`
@@ -353,5 +371,5 @@ func sendError(sendTo string, err error) *apierr.Error {
 			}
 		}
 	}
-	return apierr.New(http.StatusBadGateway, apierr.CodeRPC, "Failed to send transaction").WithDetails(d).Wrap(err)
+	return apierr.New(status, apierr.CodeRPC, "Failed to send transaction").WithDetails(d).Wrap(err)
 }

@@ -186,16 +186,17 @@ func TestSendAndConfirmOnEmbeddedLedger(t *testing.T) {
 		t.Fatalf("%+v %v", out, err)
 	}
 
-	// Preflight failure: 502 with the simulation's error and logs.
+	// Preflight failure: the node refused it, 400 with the simulation's
+	// error and logs.
 	poor := key("poor")
 	tx, _ = signedTransfer(t, c, alice, pub(poor), 1)
 	if _, err := s.Send(ctx, ep, &Request{TransactionBase64: tx, SendTo: Base}, ""); err == nil {
 		// 1 lamport leaves the new account below rent: must fail preflight.
 		t.Fatal("rent-violating transfer accepted")
 	} else {
-		ae := wantCode(t, err, 502, apierr.CodeRPC)
+		ae := wantCode(t, err, 400, apierr.CodeRPC)
 		d := ae.Details.(map[string]any)
-		if ae.Message != "Failed to send transaction" || d["sendTo"] != Base || d["rpcCode"] != -32002 || d["err"] == nil {
+		if ae.Message != "Failed to send transaction" || d["sendTo"] != Base || d["rpcCode"] != -32002 || d["err"] == nil || d["logs"] == nil {
 			t.Fatalf("%s %v", ae.Message, d)
 		}
 	}
@@ -329,5 +330,59 @@ func TestEphemeralTargetsAndExpiry(t *testing.T) {
 	ae = wantCode(t, err, 502, apierr.CodeRPC)
 	if m := ae.Details.(map[string]any)["message"].(string); strings.Contains(m, "http://") || strings.Contains(m, "secret") {
 		t.Fatalf("message leaks: %s", m)
+	}
+}
+
+// TestSendErrorStatus: a transaction the node refuses is the caller's
+// error (400, service-interface.md §7) with the node's error, and the
+// simulation's err and logs for a preflight failure; a node that cannot
+// take it (unreachable, unhealthy, answering HTTP errors or garbage) is a
+// 502.
+func TestSendErrorStatus(t *testing.T) {
+	tx := base64.StdEncoding.EncodeToString([]byte{1, 2, 3})
+	cases := []struct {
+		name   string
+		answer func(w http.ResponseWriter)
+		status int
+		check  func(d map[string]any) bool
+	}{
+		{"preflight failure", rpcAnswer(-32002, "Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1",
+			`{"err":{"InstructionError":[0,{"Custom":1}]},"logs":["Program log: Error: insufficient funds"],"accounts":null,"unitsConsumed":900}`), 400,
+			func(d map[string]any) bool {
+				logs, _ := d["logs"].([]string)
+				return d["rpcCode"] == -32002 && len(logs) == 1 && string(d["err"].(json.RawMessage)) == `{"InstructionError":[0,{"Custom":1}]}`
+			}},
+		{"undecodable", rpcAnswer(-32602, "failed to deserialize solana_transaction::versioned::VersionedTransaction: io error: failed to fill whole buffer", ""), 400,
+			func(d map[string]any) bool {
+				return d["rpcCode"] == -32602 && strings.HasPrefix(d["message"].(string), "failed to deserialize")
+			}},
+		{"bad signature", rpcAnswer(-32003, "Transaction signature verification failure", ""), 400, nil},
+		{"signature count", rpcAnswer(-32013, "Transaction signature length mismatch", ""), 400, nil},
+		{"unsupported version", rpcAnswer(-32015, "Transaction version (0) is not supported", ""), 400, nil},
+		{"node unhealthy", rpcAnswer(-32005, "Node is unhealthy", ""), 502, nil},
+		{"internal error", rpcAnswer(-32603, "Internal error", ""), 502, nil},
+		{"HTTP error", func(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }, 502, nil},
+		{"garbage", func(w http.ResponseWriter) { io.WriteString(w, "<html>") }, 502, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			node, _ := chainclient.New("http://127.0.0.1:8899", chainclient.WithHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.answer(w) })))
+			_, err := (&Sender{}).Send(t.Context(), Endpoints{Base: node}, &Request{TransactionBase64: tx, SendTo: Base}, "")
+			ae := wantCode(t, err, c.status, apierr.CodeRPC)
+			d := ae.Details.(map[string]any)
+			if ae.Message != "Failed to send transaction" || d["sendTo"] != Base || (c.check != nil && !c.check(d)) {
+				t.Fatalf("%s %v", ae.Message, d)
+			}
+		})
+	}
+}
+
+func rpcAnswer(code int, message, data string) func(w http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		e := map[string]any{"code": code, "message": message}
+		if data != "" {
+			e["data"] = json.RawMessage(data)
+		}
+		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": 1, "error": e})
 	}
 }
