@@ -1607,6 +1607,11 @@ func (p *t22) withdrawWithheldFromMint() error {
 		return err
 	}
 	mintRef, dstRef, auth := accts[0], accts[1], accts[2]
+	// The program checks the destination's owner before it reads the mint
+	// or its authority (its data is checked only after the authority).
+	if err := p.own(dstRef); err != nil {
+		return err
+	}
 	if err := p.own(mintRef); err != nil {
 		return err
 	}
@@ -1700,6 +1705,10 @@ func (p *t22) withdrawWithheldFromAccounts(numAccounts uint8) error {
 	mintRef, dstRef, auth := accts[0], accts[1], accts[2]
 	others := p.rest(3)
 	numSigners := max(len(others)-int(numAccounts), 0)
+	// As for WithdrawWithheldTokensFromMint: the destination's owner first.
+	if err := p.own(dstRef); err != nil {
+		return err
+	}
 	if err := p.own(mintRef); err != nil {
 		return err
 	}
