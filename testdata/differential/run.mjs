@@ -64,6 +64,20 @@ function knownDivergence(tx, ours, theirs, diffs, ctx) {
     });
     if (ok) return 'durable-nonce-value';
   }
+  // The same difference seen from a second AdvanceNonceAccount in one
+  // block: a nonce already advanced in this block holds
+  // DurableNonce(the bank's blockhash), so Agave (and ferry) refuse to
+  // advance it again with NonceBlockhashNotExpired (System error 7);
+  // LiteSVM compares against the transaction's blockhash instead and lets
+  // it advance. Accepted only when ferry failed with exactly that error on
+  // an AdvanceNonceAccount whose account held Agave's next value before the
+  // transaction, so Agave would have refused it too.
+  const ie = ours.landed && theirs.landed && ours.err?.InstructionError;
+  if (ie && same(ie[1], { Custom: 7 }) && !same(ours.err, theirs.err)) {
+    const ix = tx.ixs[ie[0]];
+    const acct = ix?.name === 'system.advanceNonceAccount' ? ix.keys[0].pubkey : null;
+    if (acct && nonceOf(ctx.pre.get(acct)) === durableNonce(ctx.blockhash)) return 'durable-nonce-same-block';
+  }
   return null;
 }
 
