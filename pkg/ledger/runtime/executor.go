@@ -492,9 +492,14 @@ func (c *Context) Accounts(n int) ([]*AccountRef, error) {
 	if n > len(c.frame.idx) {
 		return nil, ErrNotEnoughAccountKeys
 	}
+	// One block for the refs and one for the slice, not one per account:
+	// every token instruction asks for its accounts this way.
+	refs := make([]AccountRef, n)
 	out := make([]*AccountRef, n)
 	for i := range out {
-		out[i], _ = c.Account(i)
+		ti := c.frame.idx[i]
+		refs[i] = AccountRef{Key: c.tx.Keys[ti], IsSigner: c.frame.signer[i], IsWritable: c.frame.writable[i], Account: c.tx.Accounts[ti]}
+		out[i] = &refs[i]
 	}
 	return out, nil
 }

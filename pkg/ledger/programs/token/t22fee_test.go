@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/ledger/programs/token"
 	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
+	"github.com/ferry-sh/ferry/pkg/spl"
 	"github.com/ferry-sh/ferry/pkg/txwire"
 )
 
@@ -119,4 +120,73 @@ func TestWithdrawWithheldOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzTransferFee feeds arbitrary Token-2022 instructions over a mint with
+// a TransferFeeConfig (no mint authority, 1% fee) and three accounts of it:
+// no panics, lamports conserved (FuzzInstruction) and tokens conserved —
+// the supply always equals the balances plus the fees withheld in the
+// accounts and in the mint, whatever moved.
+func FuzzTransferFee(f *testing.F) {
+	const s, w = 0x10, 0x20
+	prog := token.Token2022.ID()
+	withdrawer, feeA, feeB, feeC, blank := key("withdrawer"), key("fee-a"), key("fee-b"), key("fee-c"), key("fee-blank")
+	// Pool indexes: 0 mint, 1 feeA (alice), 2 feeB (bob), 3 feeC (bob),
+	// 4 alice, 5 bob, 6 withdrawer, 7 blank, 8 rent sysvar, 9 stranger.
+	pool := func(fx *fixture) []solana.PublicKey {
+		return []solana.PublicKey{fx.mint, feeA, feeB, feeC, alice, bob, withdrawer, blank, spl.SysvarRentID, stranger}
+	}
+	u64 := func(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+	for _, seed := range []struct{ data, sel []byte }{
+		{append(append(append([]byte{26, 1}, u64(1000)...), 2), u64(10)...), []byte{1 | w, 0, 2 | w, 4 | s}},
+		{[]byte{26, 2}, []byte{0 | w, 2 | w, 6 | s}},
+		{[]byte{26, 3, 2}, []byte{0, 3 | w, 6 | s, 1 | w, 2 | w}},
+		{[]byte{26, 4}, []byte{0 | w, 1 | w, 2 | w}},
+		{append(append([]byte{26, 5}, 200, 0), u64(50)...), []byte{0 | w, 6 | s}},
+		{append([]byte{byte(spl.TokenBurnCheckedOp)}, append(u64(7), 2)...), []byte{1 | w, 0 | w, 4 | s}},
+		{append([]byte{byte(spl.TokenTransferCheckedOp)}, append(u64(300), 2)...), []byte{1 | w, 0, 3 | w, 4 | s}},
+		{[]byte{26, 4}, []byte{0 | w, 3 | w, 2 | w, 2 | w}},
+		{[]byte{byte(spl.TokenCloseAccountOp)}, []byte{3 | w, 5 | w, 5 | s}},
+	} {
+		f.Add(seed.data, seed.sel)
+	}
+	f.Fuzz(func(t *testing.T, data, sel []byte) {
+		fx := newFixture(t, token.Token2022)
+		fx.h.CheckRent = false
+		set := func(k, owner solana.PublicKey, d []byte) {
+			fx.h.SetAccount(k, runtime.Account{Lamports: fx.h.Env.Rent.MinimumBalance(len(d)), Owner: owner, Data: d})
+		}
+		m := feeMintData(withdrawer, 40)
+		binary.LittleEndian.PutUint64(m[36:], 10_000+20+30+40) // supply: balances + withheld
+		v := m[170:]
+		copy(v, withdrawer[:]) // transfer-fee config authority
+		for _, off := range []int{72, 90} {
+			binary.LittleEndian.PutUint16(v[off+16:], 100) // 1%
+			binary.LittleEndian.PutUint64(v[off+8:], 1_000)
+		}
+		set(fx.mint, prog, m)
+		set(feeA, prog, feeAccountData(fx.mint, alice, 10_000, 20))
+		set(feeB, prog, feeAccountData(fx.mint, bob, 0, 30))
+		set(feeC, prog, feeAccountData(fx.mint, bob, 0, 0))
+		fx.blank(blank, 300)
+		res := fx.h.FuzzInstruction(prog, pool(fx), data, sel)
+		if res.Err != nil {
+			return
+		}
+		ma := fx.h.Account(fx.mint)
+		if ma == nil || len(ma.Data) < 170+108 {
+			t.Fatalf("the fee mint changed shape\n%s", res)
+		}
+		total := binary.LittleEndian.Uint64(ma.Data[170+64:])
+		for _, k := range []solana.PublicKey{feeA, feeB, feeC} {
+			a := fx.h.Account(k)
+			if a == nil || a.Owner != prog || len(a.Data) < 178 {
+				continue // closed (only an empty account can be)
+			}
+			total += binary.LittleEndian.Uint64(a.Data[64:]) + binary.LittleEndian.Uint64(a.Data[170:])
+		}
+		if supply := binary.LittleEndian.Uint64(ma.Data[36:]); supply != total {
+			t.Fatalf("supply %d != balances + withheld %d\n%s", supply, total, res)
+		}
+	})
 }
