@@ -274,8 +274,8 @@ func uiExtension(e token.Extension) map[string]any {
 		})
 	case extScaledUiAmount:
 		return with("scaledUiAmountConfig", map[string]any{
-			"authority": key(0), "multiplier": rustFloatDisplay(math.Float64frombits(u64(32))),
-			"newMultiplierEffectiveTimestamp": i64(40), "newMultiplier": rustFloatDisplay(math.Float64frombits(u64(48))),
+			"authority": key(0), "multiplier": token.RustFloat(math.Float64frombits(u64(32)), -1),
+			"newMultiplierEffectiveTimestamp": i64(40), "newMultiplier": token.RustFloat(math.Float64frombits(u64(48)), -1),
 		})
 	case extPausable:
 		return with("pausableConfig", map[string]any{"authority": key(0), "paused": v[32] != 0})
@@ -303,18 +303,4 @@ func optionalKey(b []byte) any {
 		return nil
 	}
 	return k.String()
-}
-
-// rustFloatDisplay is Rust's f64 Display (to_string): the shortest digits
-// that round-trip, never in exponent form.
-func rustFloatDisplay(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
 }

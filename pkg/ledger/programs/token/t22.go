@@ -1583,11 +1583,43 @@ func (p *t22) transferFeeExtension(d []byte) error {
 	}
 }
 
-// withheldDestination loads the destination of a withheld-fee withdrawal.
-func (p *t22) withheldDestination(dstRef *runtime.AccountRef, mint solana.PublicKey) (*tstate, error) {
+// withheldWithdrawal makes the checks both withheld-fee withdrawals start
+// with, in the program's order: the destination's owner first, then the
+// mint, its TransferFeeConfig and the withdraw-withheld authority's
+// signature, and only then the destination's data. It returns the mint's
+// TransferFeeConfig value and the destination.
+func (p *t22) withheldWithdrawal(mintRef, dstRef, auth *runtime.AccountRef, signers []*runtime.AccountRef) ([]byte, *tstate, error) {
 	if err := p.own(dstRef); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	if err := p.own(mintRef); err != nil {
+		return nil, nil, err
+	}
+	m, err := unpackState(mintRef.Data, acctTypeMint)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := m.ext(extTransferFeeConfig, acctTypeMint)
+	if err != nil {
+		return nil, nil, err
+	}
+	wa, ok := nonZero(v[32:])
+	if !ok {
+		return nil, nil, ErrNoAuthorityExists
+	}
+	if err := p.validateOwner(wa, auth, signers); err != nil {
+		return nil, nil, err
+	}
+	dst, err := p.withheldDestination(dstRef, mintRef.Key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, dst, nil
+}
+
+// withheldDestination loads the destination of a withheld-fee withdrawal
+// (its owner already checked).
+func (p *t22) withheldDestination(dstRef *runtime.AccountRef, mint solana.PublicKey) (*tstate, error) {
 	dst, err := unpackState(dstRef.Data, acctTypeAccount)
 	if err != nil {
 		return nil, err
@@ -1606,31 +1638,8 @@ func (p *t22) withdrawWithheldFromMint() error {
 	if err != nil {
 		return err
 	}
-	mintRef, dstRef, auth := accts[0], accts[1], accts[2]
-	// The program checks the destination's owner before it reads the mint
-	// or its authority (its data is checked only after the authority).
-	if err := p.own(dstRef); err != nil {
-		return err
-	}
-	if err := p.own(mintRef); err != nil {
-		return err
-	}
-	m, err := unpackState(mintRef.Data, acctTypeMint)
-	if err != nil {
-		return err
-	}
-	v, err := m.ext(extTransferFeeConfig, acctTypeMint)
-	if err != nil {
-		return err
-	}
-	wa, ok := nonZero(v[32:])
-	if !ok {
-		return ErrNoAuthorityExists
-	}
-	if err := p.validateOwner(wa, auth, p.rest(3)); err != nil {
-		return err
-	}
-	dst, err := p.withheldDestination(dstRef, mintRef.Key)
+	mintRef, dstRef := accts[0], accts[1]
+	v, dst, err := p.withheldWithdrawal(mintRef, dstRef, accts[2], p.rest(3))
 	if err != nil {
 		return err
 	}
@@ -1702,32 +1711,10 @@ func (p *t22) withdrawWithheldFromAccounts(numAccounts uint8) error {
 	if err != nil {
 		return err
 	}
-	mintRef, dstRef, auth := accts[0], accts[1], accts[2]
+	mintRef, dstRef := accts[0], accts[1]
 	others := p.rest(3)
 	numSigners := max(len(others)-int(numAccounts), 0)
-	// As for WithdrawWithheldTokensFromMint: the destination's owner first.
-	if err := p.own(dstRef); err != nil {
-		return err
-	}
-	if err := p.own(mintRef); err != nil {
-		return err
-	}
-	m, err := unpackState(mintRef.Data, acctTypeMint)
-	if err != nil {
-		return err
-	}
-	v, err := m.ext(extTransferFeeConfig, acctTypeMint)
-	if err != nil {
-		return err
-	}
-	wa, ok := nonZero(v[32:])
-	if !ok {
-		return ErrNoAuthorityExists
-	}
-	if err := p.validateOwner(wa, auth, others[:numSigners]); err != nil {
-		return err
-	}
-	dst, err := p.withheldDestination(dstRef, mintRef.Key)
+	_, dst, err := p.withheldWithdrawal(mintRef, dstRef, accts[2], others[:numSigners])
 	if err != nil {
 		return err
 	}

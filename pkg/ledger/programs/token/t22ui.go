@@ -87,8 +87,11 @@ func scaledMultiplier(v []byte, now int64) float64 {
 	return math.Float64frombits(u64At(v, 32))
 }
 
-// rustFixed formats like Rust's format!("{:.*}", prec, f).
-func rustFixed(f float64, prec int) string {
+// RustFloat formats f as Rust does: format!("{:.*}", prec, f), or its
+// Display (to_string: the shortest digits that round-trip, never in
+// exponent form) for prec -1. Agave's account decoder prints the
+// ScaledUiAmount multipliers with Display.
+func RustFloat(f float64, prec int) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"
@@ -185,11 +188,11 @@ func uiAmountOf(m *tstate, amount uint64, now int64) (string, bool) {
 			return "", false
 		}
 		total := scale / powi(10, int(dec))
-		return trimUIAmount(rustFixed(float64(amount)*total, int(dec)), dec), true
+		return trimUIAmount(RustFloat(float64(amount)*total, int(dec)), dec), true
 	}
 	if v, err := m.ext(extScaledUiAmount, acctTypeMint); err == nil {
 		truncated := math.Trunc(float64(amount)*scaledMultiplier(v, now)) / powNum(10, int(dec))
-		return trimUIAmount(rustFixed(truncated, int(dec)), dec), true
+		return trimUIAmount(RustFloat(truncated, int(dec)), dec), true
 	}
 	return spl.UIAmountString(amount, dec), true
 }
