@@ -108,8 +108,9 @@ and "ferry mint" use). Both nodes answer the development cheatcodes (what
 "ferry dev" uses; the MCP endpoint has them as dev.* tools): surfpool's
 surfnet_setAccount, surfnet_setTokenAccount, surfnet_resetAccount,
 surfnet_profileTransaction, surfnet_exportSnapshot (and more, each with a
-ferry_* alias), ferry_setMint, ferry_importSnapshot and ferry_haltLedger,
-which halts the node as a full disk does; the ephemeral node adds the
+ferry_* alias), ferry_setMint, ferry_importSnapshot, ferry_haltLedger,
+which halts the node as a full disk does, and ferry_advanceSlot, which
+ends the working slot now (or the next n); the ephemeral node adds the
 rollup controls ferry_commitAccount, ferry_undelegateAccount,
 ferry_crankQueue and ferry_getQueue. Every change they make is logged.
 --no-cheatcodes leaves them all out (they then answer Method not found, as
@@ -190,7 +191,7 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
 	fl.BoolVar(&o.noSync, "no-sync", false, "do not fsync each slot (faster; a machine crash may lose recent slots)")
 	fl.Uint64Var(&o.limitLedger, "limit-ledger-size", 0, "keep the history of only about this many newest transactions per chain node, pruning older slots (0: keep all; accounts are never pruned)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
-	fl.BoolVar(&o.noCheatcodes, "no-cheatcodes", false, "leave out the development cheatcodes and rollup controls (ferry dev, dev.* MCP tools, ferry_haltLedger)")
+	fl.BoolVar(&o.noCheatcodes, "no-cheatcodes", false, "leave out the development cheatcodes and rollup controls (ferry dev, dev.* MCP tools, ferry_haltLedger, ferry_advanceSlot)")
 	fl.StringArrayVar(&o.routes, "route", nil, "gateway mode: a rollup node for the router, URL or IDENTITY=URL (repeatable; default: MagicBlock's public nodes)")
 	fl.StringArrayVar(&o.allowUpstream, "allow-upstream", nil, "let requests name this upstream as cluster or sendRpcEndpoint: [scheme://]host[:port] glob (repeatable; also "+cluster.AllowEnv+")")
 	fl.StringArrayVar(&o.allowOrigins, "allow-origin", nil, `web origin (scheme://host[:port], "null" or "*") whose pages may call the faucet methods from a browser (repeatable; default: none)`)

@@ -207,3 +207,39 @@ func (n *Node) Halt(_ context.Context, req HaltRequest) (*HaltResult, error) {
 	n.log.Warn("cheatcode", "method", "haltLedger", "reason", reason)
 	return &HaltResult{Halting: reason}, nil
 }
+
+// MaxAdvanceSlots bounds how many slots one ferry_advanceSlot call ends:
+// enough to outlast a lookup table's 512-slot deactivation cool-down.
+const MaxAdvanceSlots = 1024
+
+// AdvanceSlotRequest is ferry_advanceSlot.
+type AdvanceSlotRequest struct {
+	Slots *int `json:"slots,omitempty" doc:"How many slots to end (1 when absent, at most 1024)."`
+}
+
+// AdvanceSlotResult is ferry_advanceSlot's result.
+type AdvanceSlotResult struct {
+	Slot      uint64 `json:"slot" doc:"The last slot that ended (now durable)."`
+	Blockhash string `json:"blockhash" doc:"The new latest blockhash."`
+}
+
+// AdvanceSlot ends the working slot now, whatever the slot clock says (or
+// the next req.Slots slots), and answers once the last block is durable.
+// With a long --slot-time it moves the chain one block at a time, so tests
+// reproduce what happens across blocks (a durable nonce advancing, a
+// lookup table's deactivation cool-down) deterministically.
+func (n *Node) AdvanceSlot(ctx context.Context, req AdvanceSlotRequest) (*AdvanceSlotResult, error) {
+	count := 1
+	if req.Slots != nil {
+		count = *req.Slots
+	}
+	if count < 1 || count > MaxAdvanceSlots {
+		return nil, invalid("Invalid param: slots must be between 1 and %d", MaxAdvanceSlots)
+	}
+	slot, err := n.l.AdvanceSlots(ctx, count)
+	if err != nil {
+		return nil, internal("advance slot", err)
+	}
+	bh, _ := n.l.LatestBlockhash(ledger.Processed)
+	return &AdvanceSlotResult{Slot: slot, Blockhash: bh.Blockhash.String()}, nil
+}

@@ -227,3 +227,39 @@ func TestGenesisAccountOfLedger(t *testing.T) {
 		t.Fatal("a random key has a genesis value")
 	}
 }
+
+// TestAdvanceSlot: ferry_advanceSlot ends the working slot (or as many as
+// its "slots" option says) and answers with the last one and the new
+// latest blockhash once it is durable; bad counts are -32602.
+func TestAdvanceSlot(t *testing.T) {
+	n := newNode(t, "advance")
+	for _, bad := range []struct{ params, msg string }{
+		{`[{"slots":0}]`, "between 1 and 1024"},
+		{`[{"slots":1025}]`, "between 1 and 1024"},
+		{`[{"slots":-1}]`, "between 1 and 1024"},
+		{`[{"slots":"2"}]`, "invalid type"},
+		{`[{"slot":2}]`, "unknown field"},
+		{`[1]`, "invalid type"},
+		{`[{},{}]`, ""},
+	} {
+		n.fails(devchain.MethodAdvanceSlot, bad.params, devchain.CodeInvalidParams, bad.msg)
+	}
+	before := n.l.Slot(ledger.Processed)
+	var out devchain.AdvanceSlotResult
+	n.ok(devchain.MethodAdvanceSlot, `[]`, &out)
+	bh, _ := n.l.LatestBlockhash(ledger.Processed)
+	if out.Slot != before || out.Blockhash != bh.Blockhash.String() {
+		t.Fatalf("answer %+v, want slot %d blockhash %s", out, before, bh.Blockhash)
+	}
+	if got := n.l.Slot(ledger.Processed); got != before+1 {
+		t.Fatalf("working slot %d after advancing from %d", got, before)
+	}
+	if got := n.l.Slot(ledger.Confirmed); got != before {
+		t.Fatalf("confirmed slot %d, want %d (the answer waits for durability)", got, before)
+	}
+	n.ok(devchain.MethodAdvanceSlot, `[{"slots":600}]`, &out)
+	bh, _ = n.l.LatestBlockhash(ledger.Processed)
+	if out.Slot != before+600 || out.Blockhash != bh.Blockhash.String() || n.l.Slot(ledger.Processed) != before+601 {
+		t.Fatalf("600 slots: answer %+v, working slot %d, blockhash %s", out, n.l.Slot(ledger.Processed), bh.Blockhash)
+	}
+}

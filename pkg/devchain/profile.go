@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferry-sh/ferry/pkg/inputlimit"
 	"github.com/ferry-sh/ferry/pkg/ledger"
+	"github.com/ferry-sh/ferry/pkg/spl"
 	"github.com/ferry-sh/ferry/pkg/txwire"
 )
 
@@ -219,22 +220,12 @@ func (n *Node) ProfileTransaction(ctx context.Context, req ProfileRequest) (*Pro
 	if err != nil {
 		return nil, err
 	}
-	if len(tx.Message.AddressTableLookups) > 0 {
-		// The ledger runs no lookup-table program, so no table exists.
-		return nil, invalid("Invalid params: the transaction uses address lookup tables, which ferry's ledgers do not have")
-	}
-	run := &profileRun{key: newUUID(), tag: req.Tag, keys: tx.Message.AccountKeys}
-	called := make([]bool, len(run.keys))
-	for _, ix := range tx.Message.Instructions {
-		called[ix.ProgramIDIndex] = true
-	}
-	run.writable = make([]bool, len(run.keys))
-	for i := range run.keys {
-		// Invoked programs are demoted to read-only, as the runtime does.
-		run.writable[i] = tx.Message.IsWritable(i) && !called[i]
-	}
+	run := &profileRun{key: newUUID(), tag: req.Tag}
 	err = atomically(ctx, n.l, func(w ledger.AccountWriter) error {
 		run.slot = w.Slot()
+		if err := run.resolveKeys(&tx.Message, w); err != nil {
+			return err
+		}
 		run.pre = make([]*ledger.Account, len(run.keys))
 		for i, k := range run.keys {
 			run.pre[i] = w.Get(k)
@@ -280,6 +271,58 @@ func (n *Node) ProfileTransaction(ctx context.Context, req ProfileRequest) (*Pro
 	n.profiles.add(run)
 	n.log.Debug("profiled transaction", "key", run.key, "tag", run.tag, "units", run.total.units)
 	return run.render(n.encode, cfg)
+}
+
+// resolveKeys sets the run's account keys and their writability: the
+// message's static keys, then the addresses it loads through lookup tables
+// (writable ones first), read from the tables as they are now; the
+// simulations check the tables themselves and report a table they cannot
+// use as the transaction's error.
+func (r *profileRun) resolveKeys(msg *txwire.Message, w ledger.AccountWriter) error {
+	var loadedW, loadedR []solana.PublicKey
+	for _, lk := range msg.AddressTableLookups {
+		a := w.Get(lk.AccountKey)
+		if a == nil || a.Owner != spl.AddressLookupTableProgramID {
+			return invalid("Invalid params: address lookup table %s not found", lk.AccountKey)
+		}
+		t, err := spl.DecodeLookupTable(a.Data)
+		if err != nil {
+			return invalid("Invalid params: address lookup table %s: %v", lk.AccountKey, err)
+		}
+		pick := func(idx []uint8, out *[]solana.PublicKey) error {
+			for _, i := range idx {
+				if int(i) >= len(t.Addresses) {
+					return invalid("Invalid params: address lookup table %s has no index %d", lk.AccountKey, i)
+				}
+				*out = append(*out, t.Addresses[i])
+			}
+			return nil
+		}
+		if err := pick(lk.WritableIndexes, &loadedW); err != nil {
+			return err
+		}
+		if err := pick(lk.ReadonlyIndexes, &loadedR); err != nil {
+			return err
+		}
+	}
+	nStatic := len(msg.AccountKeys)
+	r.keys = append(append(append(make([]solana.PublicKey, 0, nStatic+len(loadedW)+len(loadedR)), msg.AccountKeys...), loadedW...), loadedR...)
+	called := make([]bool, len(r.keys))
+	for _, ix := range msg.Instructions {
+		if int(ix.ProgramIDIndex) < len(called) {
+			called[ix.ProgramIDIndex] = true
+		}
+	}
+	r.writable = make([]bool, len(r.keys))
+	for i := range r.keys {
+		// Invoked programs are demoted to read-only, as the runtime does.
+		w := i >= nStatic && i < nStatic+len(loadedW)
+		if i < nStatic {
+			w = msg.IsWritable(i)
+		}
+		r.writable[i] = w && !called[i]
+	}
+	return nil
 }
 
 // simulate runs raw at processed commitment with the latest blockhash and

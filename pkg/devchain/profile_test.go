@@ -1,7 +1,11 @@
 package devchain_test
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -214,5 +218,65 @@ func TestProfileRefusals(t *testing.T) {
 	msg.Version = txwire.V0
 	msg.AddressTableLookups = []txwire.AddressTableLookup{{AccountKey: table, WritableIndexes: []uint8{0}}}
 	msg.Instructions[0].Accounts = append(msg.Instructions[0].Accounts, uint8(len(msg.AccountKeys)))
-	n.fails(devchain.MethodProfileTransaction, `["`+txwire.NewUnsigned(msg).Base64()+`"]`, devchain.CodeInvalidParams, "address lookup tables")
+	n.fails(devchain.MethodProfileTransaction, `["`+txwire.NewUnsigned(msg).Base64()+`"]`, devchain.CodeInvalidParams, "address lookup table "+table.String()+" not found")
+}
+
+// lookupTableData is an active lookup table account's data (no authority)
+// holding addrs, all usable now.
+func lookupTableData(addrs ...solana.PublicKey) []byte {
+	d := make([]byte, spl.LookupTableMetaSize, spl.LookupTableMetaSize+32*len(addrs))
+	binary.LittleEndian.PutUint32(d, 1)                  // ProgramState::LookupTable
+	binary.LittleEndian.PutUint64(d[4:], math.MaxUint64) // not deactivated
+	d[20] = uint8(len(addrs))                            // every address usable from the start
+	for _, a := range addrs {
+		d = append(d, a[:]...)
+	}
+	return d
+}
+
+// TestProfileLookupTable: a v0 transaction that loads its accounts through
+// a lookup table is profiled over its static and loaded accounts; a table
+// index past the table's addresses is refused.
+func TestProfileLookupTable(t *testing.T) {
+	n := newNode(t, "profile-lookup")
+	payer, payerKey := newKey()
+	n.fund(payer, 1_000_000_000)
+	a, _ := newKey()
+	b, _ := newKey()
+	table, _ := newKey()
+	n.ok(devchain.MethodSetAccount, fmt.Sprintf(`["%s",{"lamports":10000000,"owner":"%s","dataBase64":"%s"}]`,
+		table, spl.AddressLookupTableProgramID, base64.StdEncoding.EncodeToString(lookupTableData(a, b))), nil)
+	bh, _ := n.l.LatestBlockhash(ledger.Processed)
+	msg, err := txwire.CompileV0(payer, []txwire.Instruction{spl.SystemTransfer(payer, a, 1_000_000), spl.SystemTransfer(payer, b, 2_000_000)},
+		bh.Blockhash, []txwire.LookupTable{{Key: table, Addresses: []solana.PublicKey{a, b}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.AddressTableLookups) != 1 || len(msg.AddressTableLookups[0].WritableIndexes) != 2 {
+		t.Fatalf("lookups %+v", msg.AddressTableLookups)
+	}
+	tx := txwire.NewUnsigned(msg)
+	if err := tx.Sign(payerKey); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Value profile `json:"value"`
+	}
+	n.ok(devchain.MethodProfileTransaction, `["`+tx.Base64()+`"]`, &res)
+	p := res.Value
+	if p.TransactionProfile.ErrorMessage != nil || len(p.InstructionProfiles) != 2 {
+		t.Fatalf("profile %+v", p)
+	}
+	if kind, _, post := p.TransactionProfile.AccountStates[a.String()].change(t); kind != "create" || post != 1_000_000 {
+		t.Fatalf("a (loaded) in total: %s %d", kind, post)
+	}
+	if kind, _, post := p.InstructionProfiles[1].AccountStates[b.String()].change(t); kind != "create" || post != 2_000_000 {
+		t.Fatalf("b (loaded) in instruction 1: %s %d", kind, post)
+	}
+	if n.account(a) != nil {
+		t.Fatal("profiling committed the transaction")
+	}
+
+	msg.AddressTableLookups[0].WritableIndexes[1] = 7
+	n.fails(devchain.MethodProfileTransaction, `["`+txwire.NewUnsigned(msg).Base64()+`"]`, devchain.CodeInvalidParams, "has no index 7")
 }

@@ -34,6 +34,7 @@ const (
 	MethodSetMint                = "ferry_setMint"
 	MethodImportSnapshot         = "ferry_importSnapshot"
 	MethodHaltLedger             = "ferry_haltLedger"
+	MethodAdvanceSlot            = "ferry_advanceSlot"
 	MethodCommitAccount          = "ferry_commitAccount"
 	MethodUndelegateAccount      = "ferry_undelegateAccount"
 	MethodCrankQueue             = "ferry_crankQueue"
@@ -82,6 +83,7 @@ func (n *Node) Methods() []Method {
 		{Names: []string{MethodExportSnapshot, FerryExportSnapshot}, Call: n.rpcExport},
 		{Names: []string{MethodImportSnapshot}, Call: n.rpcImport},
 		{Names: []string{MethodHaltLedger}, Call: n.rpcHalt},
+		{Names: []string{MethodAdvanceSlot}, Call: n.rpcAdvanceSlot},
 	}
 }
 
@@ -372,6 +374,19 @@ func (n *Node) rpcHalt(ctx context.Context, p Params) (Result, error) {
 		return Result{}, err
 	}
 	out, err := n.Halt(ctx, req)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Value: out}, nil
+}
+
+// rpcAdvanceSlot: [{slots}?] → {"slot", "blockhash"}.
+func (n *Node) rpcAdvanceSlot(ctx context.Context, p Params) (Result, error) {
+	var req AdvanceSlotRequest
+	if err := countConfig(p, &req); err != nil {
+		return Result{}, err
+	}
+	out, err := n.AdvanceSlot(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}

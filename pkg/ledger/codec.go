@@ -296,6 +296,16 @@ func appendTx(b []byte, r *TxRecord) []byte {
 		e.key(m.ReturnData.ProgramID)
 		e.bytes(m.ReturnData.Data)
 	}
+	// Optional trailing section (records written before it end above):
+	// the addresses loaded through lookup tables.
+	if len(m.LoadedWritable)+len(m.LoadedReadonly) > 0 {
+		for _, keys := range [][]solana.PublicKey{m.LoadedWritable, m.LoadedReadonly} {
+			e.count(len(keys))
+			for _, k := range keys {
+				e.key(k)
+			}
+		}
+	}
 	return e.b
 }
 
@@ -335,6 +345,14 @@ func decodeTx(b []byte) (*TxRecord, error) {
 	}
 	if d.bool() {
 		m.ReturnData = &runtime.ReturnData{ProgramID: d.key(), Data: d.bytes()}
+	}
+	if d.err == nil && d.off < len(d.b) {
+		for _, dst := range []*[]solana.PublicKey{&m.LoadedWritable, &m.LoadedReadonly} {
+			n := d.count(32)
+			for i := 0; i < n && d.err == nil; i++ {
+				*dst = append(*dst, d.key())
+			}
+		}
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("decode transaction record: %w", err)

@@ -261,16 +261,25 @@ func (l *Ledger) SignaturesForAddress(addr solana.PublicKey, q AddressQuery, c C
 
 // FeeForMessage is getFeeForMessage: the fee a message would pay (base fee
 // per signature plus priority fee), or nil when its blockhash is not valid
-// at the commitment level or its compute budget instructions are invalid.
+// at the commitment level (and it is not a valid durable-nonce message) or
+// its compute budget instructions are invalid.
 func (l *Ledger) FeeForMessage(msg *txwire.Message, c Commitment) (*uint64, uint64) {
 	valid, slot := l.IsBlockhashValid(msg.RecentBlockhash, c)
+	free := false
 	if !valid {
-		return nil, slot
+		rate, ok := l.nonceFeeRateAt(msg, c)
+		if !ok {
+			return nil, slot
+		}
+		free = rate == 0
 	}
-	b, err := rt.ParseBudget(msg)
+	b, err := rt.ParseBudget(msg, l.exec.IsBuiltin)
 	if err != nil {
 		return nil, slot
 	}
 	fee := satAdd(satMul(uint64(l.cfg.LamportsPerSignature), uint64(msg.Header.NumRequiredSignatures)), b.PriorityFee())
+	if free {
+		fee = 0
+	}
 	return &fee, slot
 }

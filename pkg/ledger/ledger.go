@@ -366,8 +366,8 @@ func (l *Ledger) createGenesis() error {
 	return nil
 }
 
-// openSlot starts the working slot on top of parent and updates the Clock
-// sysvar. Callers hold mu.
+// openSlot starts the working slot on top of parent and updates the Clock,
+// SlotHashes and RecentBlockhashes sysvars. Callers hold mu.
 func (l *Ledger) openSlot(parent *blockHeader) {
 	now := l.cfg.Now().Unix()
 	slot := parent.slot + 1
@@ -379,11 +379,15 @@ func (l *Ledger) openSlot(parent *blockHeader) {
 	l.diffs = append(l.diffs, s)
 	epoch := slot / l.cfg.SlotsPerEpoch
 	l.put(spl.SysvarClockID, sysvarAccount(l.cfg.Rent, ClockSysvarData(slot, l.genesisTime, epoch, now)))
+	l.refreshSysvars(parent)
 }
 
 // env is what programs see of the working slot.
 func (l *Ledger) env() runtime.Env {
-	return runtime.Env{Slot: l.working.slot, Epoch: l.working.slot / l.cfg.SlotsPerEpoch, UnixTimestamp: l.working.time, Rent: l.cfg.Rent}
+	return runtime.Env{
+		Slot: l.working.slot, Epoch: l.working.slot / l.cfg.SlotsPerEpoch, UnixTimestamp: l.working.time, Rent: l.cfg.Rent,
+		Blockhash: l.working.parentHash, LamportsPerSignature: uint64(l.cfg.LamportsPerSignature),
+	}
 }
 
 // loop is the slot loop: it executes queued transactions, runs privileged
@@ -477,6 +481,12 @@ func (l *Ledger) publishProcessed(slot uint64, outs []outcome) {
 func (l *Ledger) freeze() {
 	if l.failed.Load() {
 		return
+	}
+	// Agave burns what the incinerator received during the block.
+	if l.accounts[spl.IncineratorID] != nil {
+		l.mu.Lock()
+		l.put(spl.IncineratorID, nil)
+		l.mu.Unlock()
 	}
 	// The slot loop is the bank's only writer, so it reads the working
 	// slot and the accounts without mu; only the switch to the next slot

@@ -294,62 +294,38 @@ const (
 )
 
 // execute runs pipeline stages 3 to 8 for one transaction against src:
-// blockhash age, duplicate check, compute budget, fee payer, loading, the
-// instructions themselves and the rent-state check. It changes nothing;
-// the caller commits res.writes or throws them away. nextHeight is the
-// height of the block the transaction would land in.
+// address-table loading, blockhash age (or durable nonce), duplicate
+// check, compute budget, fee payer, loading, the instructions themselves
+// and the rent-state check. It changes nothing; the caller commits
+// res.writes or throws them away. nextHeight is the height of the block
+// the transaction would land in, slot its slot.
 func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, env rt.Env) *execResult {
 	msg := &tx.Message
 	res := &execResult{keys: msg.AccountKeys}
-	if len(msg.AddressTableLookups) > 0 {
-		// No address lookup table program runs here, so no table exists.
-		res.reject = &rt.TxError{Kind: "AddressLookupTableNotFound"}
-		return res
-	}
 	keys := msg.AccountKeys
+	var loadedW, loadedR []solana.PublicKey
+	if len(msg.AddressTableLookups) > 0 {
+		// Agave resolves the tables when it sanitizes the message, before
+		// anything else is checked.
+		var terr *rt.TxError
+		if loadedW, loadedR, terr = l.loadLookups(msg, src, env.Slot); terr != nil {
+			res.reject = terr
+			return res
+		}
+		keys = make([]solana.PublicKey, 0, len(msg.AccountKeys)+len(loadedW)+len(loadedR))
+		keys = append(append(append(keys, msg.AccountKeys...), loadedW...), loadedR...)
+		if hasDuplicate(keys) {
+			res.reject = rt.ErrAccountLoadedTwice
+			return res
+		}
+		res.keys = keys
+	}
 	if len(keys) > MaxAccountLocks {
 		res.reject = rt.ErrTooManyAccountLocks
 		return res
 	}
-	if h, ok := l.hashes[msg.RecentBlockhash]; !ok || h >= nextHeight || nextHeight-1-h > MaxProcessingAge {
-		res.reject = rt.ErrBlockhashNotFound
-		return res
-	}
-	if src.seen(tx.Signatures[0]) {
-		res.reject = rt.ErrAlreadyProcessed
-		return res
-	}
-	budget, berr := rt.ParseBudget(msg)
-	if berr != nil {
-		res.reject = berr
-		return res
-	}
-	res.unitPrice = statsUnitPrice(budget)
-	fee := satAdd(satMul(uint64(l.cfg.LamportsPerSignature), uint64(len(tx.Signatures))), budget.PriorityFee())
-	payer := src.get(keys[0])
-	if payer == nil && fee == 0 && l.cfg.AllowUnfundedFeePayers {
-		payer = &Account{Owner: spl.SystemProgramID}
-	}
-	switch {
-	case payer == nil:
-		res.reject = rt.ErrAccountNotFound
-		return res
-	case payer.Owner != spl.SystemProgramID || len(payer.Data) != 0:
-		res.reject = rt.ErrInvalidAccountForFee
-		return res
-	case payer.Lamports < fee:
-		res.reject = rt.ErrInsufficientFundsForFee
-		return res
-	}
-	if min0 := l.cfg.Rent.MinimumBalance(0); payer.Lamports >= min0 && payer.Lamports-fee != 0 && payer.Lamports-fee < min0 {
-		res.reject = rt.InsufficientFundsForRent(0)
-		return res
-	}
-
 	n := len(keys)
-	orig := make([]*Account, 2*n)
-	work := orig[n:]
-	orig = orig[:n:n]
+	nStatic := len(msg.AccountKeys)
 	flags := make([]bool, 3*n)
 	signer, writable, called := flags[:n:n], flags[n:2*n:2*n], flags[2*n:]
 	upgradeable := false
@@ -360,9 +336,67 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		upgradeable = upgradeable || k == rt.BPFLoaderUpgradeableID
 	}
 	for i := range keys {
-		signer[i] = msg.IsSigner(i)
-		writable[i] = writableAt(msg, i, called[i], upgradeable)
+		if i < nStatic {
+			signer[i] = msg.IsSigner(i)
+			writable[i] = writableAt(msg, i, called[i], upgradeable)
+		} else {
+			writable[i] = i < nStatic+len(loadedW) && !reservedKeys[keys[i]] && !(called[i] && !upgradeable)
+		}
 	}
+	var nonce *nonceInfo
+	if h, ok := l.hashes[msg.RecentBlockhash]; !ok || h >= nextHeight || nextHeight-1-h > MaxProcessingAge {
+		if nonce = l.durableNonce(msg, keys, signer, writable, src, env); nonce == nil {
+			res.reject = rt.ErrBlockhashNotFound
+			return res
+		}
+	}
+	if src.seen(tx.Signatures[0]) {
+		res.reject = rt.ErrAlreadyProcessed
+		return res
+	}
+	budget, berr := rt.ParseBudget(msg, l.exec.IsBuiltin)
+	if berr != nil {
+		res.reject = berr
+		return res
+	}
+	res.unitPrice = statsUnitPrice(budget)
+	fee := satAdd(satMul(uint64(l.cfg.LamportsPerSignature), uint64(len(tx.Signatures))), budget.PriorityFee())
+	if nonce != nil && nonce.lamportsPerSignature == 0 {
+		fee = 0 // Agave charges nothing when the nonce recorded a zero fee rate
+	}
+	payer := src.get(keys[0])
+	if payer == nil && fee == 0 && l.cfg.AllowUnfundedFeePayers {
+		payer = &Account{Owner: spl.SystemProgramID}
+	}
+	// A fee payer is a System account, or an initialized nonce account,
+	// which must keep its rent-exempt minimum.
+	var payerReserve uint64
+	switch {
+	case payer == nil:
+		res.reject = rt.ErrAccountNotFound
+		return res
+	case payer.Owner != spl.SystemProgramID:
+		res.reject = rt.ErrInvalidAccountForFee
+		return res
+	case len(payer.Data) != 0:
+		if st, err := spl.DecodeNonce(payer.Data); err != nil || !st.Initialized || len(payer.Data) != spl.NonceAccountSize {
+			res.reject = rt.ErrInvalidAccountForFee
+			return res
+		}
+		payerReserve = l.cfg.Rent.MinimumBalance(spl.NonceAccountSize)
+	}
+	if payer.Lamports < payerReserve || payer.Lamports-payerReserve < fee {
+		res.reject = rt.ErrInsufficientFundsForFee
+		return res
+	}
+	if min0 := l.cfg.Rent.MinimumBalance(len(payer.Data)); payer.Lamports >= min0 && payer.Lamports-fee != 0 && payer.Lamports-fee < min0 {
+		res.reject = rt.InsufficientFundsForRent(0)
+		return res
+	}
+
+	orig := make([]*Account, 2*n)
+	work := orig[n:]
+	orig = orig[:n:n]
 	balances := make([]uint64, 2*n)
 	meta := &TxMeta{Fee: fee, PreBalances: balances[:n:n], PostBalances: balances[n:]}
 	var loaded, roData int
@@ -432,7 +466,9 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		err = l.exec.Run(txc, msg.Instructions)
 		if err == nil {
 			for i, a := range work {
-				if writable[i] && !rentTransitionAllowed(preRent[i], l.rentStateOf(a)) {
+				// The incinerator may hold any balance: Agave burns it when
+				// the block ends (freeze).
+				if writable[i] && keys[i] != spl.IncineratorID && !rentTransitionAllowed(preRent[i], l.rentStateOf(a)) {
 					err = rt.InsufficientFundsForRent(i)
 					break
 				}
@@ -467,11 +503,23 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		copy(meta.PostBalances, meta.PreBalances)
 		meta.PostBalances[0] -= fee
 		meta.PostTokenBalances = meta.PreTokenBalances
-		if fee > 0 {
-			p := payer.Clone()
+		// A failed transaction still pays its fee and, if it used a durable
+		// nonce, still advances it, so it cannot be replayed.
+		var p *Account
+		if fee > 0 || (nonce != nil && nonce.index == 0) {
+			p = payer.Clone()
+			if nonce != nil && nonce.index == 0 {
+				p.Data = nonce.advanced.Data
+			}
 			p.Lamports -= fee
 			res.writes = []AccountWrite{{Key: keys[0], Account: p}}
 		}
+		if nonce != nil && nonce.index != 0 {
+			res.writes = append(res.writes, AccountWrite{Key: keys[nonce.index], Account: nonce.advanced})
+		}
+	}
+	if len(loadedW)+len(loadedR) > 0 {
+		meta.LoadedWritable, meta.LoadedReadonly = loadedW, loadedR
 	}
 	nw := 0
 	for _, w := range writable {
@@ -619,6 +667,9 @@ func (l *Ledger) Send(ctx context.Context, raw []byte, o SendOptions) (solana.Si
 	if err != nil {
 		return solana.Signature{}, err
 	}
+	if err := l.checkLookups(tx, o.PreflightCommitment); err != nil {
+		return solana.Signature{}, err
+	}
 	sig := tx.Signatures[0]
 	ok := l.verifier.verify(tx)
 	if !ok && l.closed.Load() {
@@ -698,7 +749,8 @@ type SimulateResult struct {
 // Simulate is simulateTransaction: it runs the transaction against the
 // state at a commitment level and reports what would happen, without
 // changing anything. The transaction need not be signed unless SigVerify
-// is set. Errors: *InvalidTransactionError, ErrSignatureVerification.
+// is set. Errors: *InvalidTransactionError (also for address tables a v0
+// message cannot use), ErrSignatureVerification.
 func (l *Ledger) Simulate(ctx context.Context, raw []byte, o SimulateOptions) (*SimulateResult, error) {
 	tx, err := DecodeTransaction(raw)
 	if err != nil {
@@ -706,6 +758,9 @@ func (l *Ledger) Simulate(ctx context.Context, raw []byte, o SimulateOptions) (*
 	}
 	if o.SigVerify && o.ReplaceRecentBlockhash {
 		return nil, errors.New("sigVerify may not be used with replaceRecentBlockhash")
+	}
+	if err := l.checkLookups(tx, o.Commitment); err != nil {
+		return nil, err
 	}
 	if o.SigVerify && !l.verifier.verify(tx) {
 		return nil, ErrSignatureVerification

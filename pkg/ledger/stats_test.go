@@ -3,6 +3,7 @@ package ledger
 import (
 	"crypto/ed25519"
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"sync"
@@ -69,8 +70,12 @@ func TestPrioritizationFees(t *testing.T) {
 	}
 
 	// A transaction requesting no compute units says nothing about the
-	// price; empty slots have no entry.
-	mustProcess(t, l, buildTx(t, l, c, []txwire.Instruction{computeUnitLimit(0), computeUnitPrice(1), spl.Memo("x")}))
+	// price (it lands, failing as soon as its first instruction uses a
+	// unit); empty slots have no entry.
+	if rec, err := l.Process(ctxT(t), buildTx(t, l, c, []txwire.Instruction{computeUnitLimit(0), computeUnitPrice(1), spl.Memo("x")})); err != nil ||
+		!errors.Is(rec.Err, rt.InstructionFailed(0, rt.ErrComputationalBudgetExceeded)) {
+		t.Fatalf("zero-limit transaction: %v %v", rec, err)
+	}
 	mustProcess(t, l, buildTx(t, l, c, []txwire.Instruction{computeUnitPrice(7), spl.Memo("y")}))
 	if _, err := l.AdvanceSlots(ctx, 3); err != nil {
 		t.Fatal(err)

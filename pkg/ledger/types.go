@@ -60,6 +60,11 @@ type TxMeta struct {
 	CostUnits         uint64
 	InnerInstructions []runtime.InnerInstructions
 	ReturnData        *runtime.ReturnData
+	// LoadedWritable and LoadedReadonly are the addresses a v0 message
+	// loaded through address lookup tables (meta.loadedAddresses), in
+	// account-index order after the static keys.
+	LoadedWritable []solana.PublicKey
+	LoadedReadonly []solana.PublicKey
 }
 
 // TokenBalance is one token account's balance in pre/postTokenBalances.

@@ -2,7 +2,6 @@ package rpcserver
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/klauspost/compress/zstd"
@@ -97,19 +96,20 @@ func encodeAccount(a *ledger.Account, enc string, slice *dataSlice, mintOf func(
 	return ui, nil
 }
 
-// UITokenAmount is Agave's UiTokenAmount.
+// UITokenAmount is Agave's UiTokenAmount. UIAmount is null when the
+// amount has no finite value (10^decimals overflows, or a scaled mint's
+// amount is infinite).
 type UITokenAmount struct {
-	Amount         string  `json:"amount"`
-	Decimals       uint8   `json:"decimals"`
-	UIAmount       float64 `json:"uiAmount"`
-	UIAmountString string  `json:"uiAmountString"`
+	Amount         string   `json:"amount"`
+	Decimals       uint8    `json:"decimals"`
+	UIAmount       *float64 `json:"uiAmount"`
+	UIAmountString string   `json:"uiAmountString"`
 }
 
+// tokenAmount renders an amount of a mint whose data is not at hand (plain
+// decimals).
 func tokenAmount(amount uint64, decimals uint8) UITokenAmount {
-	return UITokenAmount{
-		Amount: uintString(amount), Decimals: decimals,
-		UIAmount: spl.UIAmount(amount, decimals), UIAmountString: spl.UIAmountString(amount, decimals),
-	}
+	return mintUI{decimals: decimals}.amount(amount)
 }
 
 func uintString(v uint64) string {
@@ -132,10 +132,19 @@ func programName(id solana.PublicKey) string {
 	return "spl-token"
 }
 
-// parseAccountData is the jsonParsed form of token accounts and mints
-// (Agave account-decoder), or nil for anything else.
+// parseAccountData is the jsonParsed form of an account as Agave's
+// account decoder renders it — token accounts, mints and multisigs (with
+// Token-2022 extensions), durable-nonce accounts and address lookup
+// tables — or nil for anything else (the caller falls back to base64).
+// mintOf reads other accounts at the same commitment: a token account's
+// mint, and the Clock for interest-bearing and scaled amounts.
 func parseAccountData(a *ledger.Account, mintOf func(solana.PublicKey) *ledger.Account) any {
-	if !spl.IsTokenProgram(a.Owner) {
+	switch {
+	case a.Owner == spl.SystemProgramID:
+		return parseNonce(a)
+	case a.Owner == spl.AddressLookupTableProgramID:
+		return parseLookupTable(a)
+	case !spl.IsTokenProgram(a.Owner):
 		return nil
 	}
 	wrap := func(kind string, info any) any {
@@ -154,24 +163,25 @@ func parseAccountData(a *ledger.Account, mintOf func(solana.PublicKey) *ledger.A
 		if err != nil {
 			return nil
 		}
+		ui := mintUI{data: m.Data, decimals: mint.Decimals, now: clockTime(mintOf(spl.SysvarClockID))}
 		info := map[string]any{
 			"isNative":    ta.IsNative != nil,
 			"mint":        ta.Mint,
 			"owner":       ta.Owner,
 			"state":       ta.State.String(),
-			"tokenAmount": tokenAmount(ta.Amount, mint.Decimals),
+			"tokenAmount": ui.amount(ta.Amount),
 		}
 		if ta.Delegate != nil {
 			info["delegate"] = *ta.Delegate
-			info["delegatedAmount"] = tokenAmount(ta.DelegatedAmount, mint.Decimals)
+			info["delegatedAmount"] = ui.amount(ta.DelegatedAmount)
 		}
 		if ta.IsNative != nil {
-			info["rentExemptReserve"] = tokenAmount(*ta.IsNative, mint.Decimals)
+			info["rentExemptReserve"] = ui.amount(*ta.IsNative)
 		}
 		if ta.CloseAuthority != nil {
 			info["closeAuthority"] = *ta.CloseAuthority
 		}
-		if ext := uiExtensions(a.Data); len(ext) > 0 {
+		if ext := uiExtensionsOf(a.Data, true); len(ext) > 0 {
 			info["extensions"] = ext
 		}
 		return wrap("account", info)
@@ -184,42 +194,21 @@ func parseAccountData(a *ledger.Account, mintOf func(solana.PublicKey) *ledger.A
 			"mintAuthority":   optKey(mint.MintAuthority),
 			"supply":          uintString(mint.Supply),
 		}
-		if ext := uiExtensions(a.Data); len(ext) > 0 {
+		if ext := uiExtensionsOf(a.Data, false); len(ext) > 0 {
 			info["extensions"] = ext
 		}
 		return wrap("mint", info)
 	}
+	if ms := parseMultisig(a.Data); ms != nil {
+		return wrap("multisig", ms)
+	}
 	return nil
 }
 
-// Token-2022 layout: byte 165 is the account type, the TLV extension area
-// (u16 type, u16 length, value) follows.
+// Token-2022 extension types the parsers name without state.
 const (
-	tlvStart            = spl.TokenAccountSize + 1
-	extUninitialized    = 0
-	extImmutableOwner   = 7
-	tlvEntryHeaderBytes = 4
+	extImmutableOwner = 7
 )
-
-// uiExtensions is the "extensions" list of a Token-2022 account or mint
-// (Agave's UiExtension, tagged by "extension"), omitted when empty as
-// Agave omits it. Only the ImmutableOwner extension, which every
-// Token-2022 associated token account carries, is rendered; others are
-// left out (rendering Token-2022 extensions is issue 14's).
-func uiExtensions(data []byte) []any {
-	var out []any
-	for off := tlvStart; off+2 <= len(data); {
-		t := binary.LittleEndian.Uint16(data[off:])
-		if t == extUninitialized || off+tlvEntryHeaderBytes > len(data) {
-			break
-		}
-		if t == extImmutableOwner {
-			out = append(out, map[string]any{"extension": "immutableOwner"})
-		}
-		off += tlvEntryHeaderBytes + int(binary.LittleEndian.Uint16(data[off+2:]))
-	}
-	return out
-}
 
 func optKey(k *solana.PublicKey) any {
 	if k == nil {

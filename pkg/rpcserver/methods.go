@@ -316,7 +316,7 @@ func (h *Handler) getTokenAccountBalance(ctx context.Context, p Params) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return h.wrap(slot, tokenAmount(ta.Amount, mint.Decimals)), nil
+	return h.wrap(slot, h.mintUIAt(ta.Mint, mint.Decimals, c).amount(ta.Amount)), nil
 }
 
 func (h *Handler) mintAt(key solana.PublicKey, c ledger.Commitment) (spl.Mint, uint64, error) {
@@ -350,7 +350,7 @@ func (h *Handler) getTokenSupply(ctx context.Context, p Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.wrap(slot, tokenAmount(m.Supply, m.Decimals)), nil
+	return h.wrap(slot, h.mintUIAt(key, m.Decimals, c).amount(m.Supply)), nil
 }
 
 type uiLargestAccount struct {
@@ -387,8 +387,9 @@ func (h *Handler) getTokenLargestAccounts(ctx context.Context, p Params) (any, e
 		return 0
 	})
 	out := make([]uiLargestAccount, 0, maxLargestAccounts)
+	ui := h.mintUIAt(key, m.Decimals, c)
 	for _, a := range accts[:min(len(accts), maxLargestAccounts)] {
-		out = append(out, uiLargestAccount{Address: a.Key, UITokenAmount: tokenAmount(spl.TokenAmountOf(a.Account.Data), m.Decimals)})
+		out = append(out, uiLargestAccount{Address: a.Key, UITokenAmount: ui.amount(spl.TokenAmountOf(a.Account.Data))})
 	}
 	return h.wrap(slot, out), nil
 }
@@ -1023,7 +1024,7 @@ func simulateUI(r *ledger.SimulateResult, accounts []*UIAccount, inner bool, msg
 		u.Accounts = accounts
 	}
 	if inner && msg != nil {
-		u.InnerInstructions = innerUI(r.InnerInstructions, msg, true)
+		u.InnerInstructions = innerUI(r.InnerInstructions, msg.AccountKeys, true)
 	}
 	if r.Replacement != nil {
 		u.ReplacementBlockhash = &uiBlockhash{r.Replacement.Blockhash, r.Replacement.LastValidBlockHeight}

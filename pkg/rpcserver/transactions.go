@@ -159,15 +159,17 @@ func returnDataUI(r *rt.ReturnData) *uiReturnData {
 	return &uiReturnData{ProgramID: r.ProgramID, Data: [2]string{base64.StdEncoding.EncodeToString(r.Data), "base64"}}
 }
 
-// innerUI renders inner instructions; parsed selects jsonParsed form.
-func innerUI(inner []rt.InnerInstructions, msg *txwire.Message, parsed bool) []uiInner {
+// innerUI renders inner instructions; parsed selects jsonParsed form,
+// which names accounts from keys (the static keys, then any loaded
+// through lookup tables).
+func innerUI(inner []rt.InnerInstructions, keys []solana.PublicKey, parsed bool) []uiInner {
 	out := make([]uiInner, len(inner))
 	for i, in := range inner {
 		out[i] = uiInner{Index: in.Index, Instructions: make([]any, len(in.Instructions))}
 		for j, ix := range in.Instructions {
 			h := ix.StackHeight
 			if parsed {
-				out[i].Instructions[j] = parseInstruction(msg.AccountKeys, ix.ProgramIDIndex, ix.Accounts, ix.Data, &h)
+				out[i].Instructions[j] = parseInstruction(keys, ix.ProgramIDIndex, ix.Accounts, ix.Data, &h)
 			} else {
 				out[i].Instructions[j] = uiInstruction{ProgramIDIndex: ix.ProgramIDIndex, Accounts: u16s(ix.Accounts), Data: base58.Encode(ix.Data), StackHeight: &h}
 			}
@@ -176,15 +178,34 @@ func innerUI(inner []rt.InnerInstructions, msg *txwire.Message, parsed bool) []u
 	return out
 }
 
+// txKeys is a transaction's account keys as its instructions index them:
+// the message's static keys, then the writable and read-only addresses
+// its lookup tables loaded.
+func txKeys(msg *txwire.Message, m *ledger.TxMeta) []solana.PublicKey {
+	if len(m.LoadedWritable)+len(m.LoadedReadonly) == 0 {
+		return msg.AccountKeys
+	}
+	keys := make([]solana.PublicKey, 0, len(msg.AccountKeys)+len(m.LoadedWritable)+len(m.LoadedReadonly))
+	return append(append(append(keys, msg.AccountKeys...), m.LoadedWritable...), m.LoadedReadonly...)
+}
+
+// orEmpty keeps an empty list a JSON [] rather than null.
+func orEmpty(keys []solana.PublicKey) []solana.PublicKey {
+	if keys == nil {
+		return []solana.PublicKey{}
+	}
+	return keys
+}
+
 func metaUI(m *ledger.TxMeta, err *rt.TxError, msg *txwire.Message, parsed bool) *uiMeta {
 	return &uiMeta{
 		Err: err, Status: status(err), Fee: m.Fee,
 		PreBalances: m.PreBalances, PostBalances: m.PostBalances,
-		InnerInstructions: innerUI(m.InnerInstructions, msg, parsed),
+		InnerInstructions: innerUI(m.InnerInstructions, txKeys(msg, m), parsed),
 		LogMessages:       m.Logs,
 		PreTokenBalances:  tokenBalancesUI(m.PreTokenBalances), PostTokenBalances: tokenBalancesUI(m.PostTokenBalances),
 		Rewards:              []any{},
-		LoadedAddresses:      uiLoadedAddresses{Writable: []solana.PublicKey{}, Readonly: []solana.PublicKey{}},
+		LoadedAddresses:      uiLoadedAddresses{Writable: orEmpty(m.LoadedWritable), Readonly: orEmpty(m.LoadedReadonly)},
 		ComputeUnitsConsumed: m.ComputeUnits, CostUnits: m.CostUnits,
 		ReturnData: returnDataUI(m.ReturnData),
 	}
@@ -201,8 +222,10 @@ func lookupsUI(msg *txwire.Message) []uiLookup {
 	return out
 }
 
-// transactionUI renders a transaction in the requested encoding.
-func transactionUI(tx *txwire.Transaction, raw []byte, enc string) any {
+// transactionUI renders a transaction in the requested encoding; m (if
+// known) supplies the addresses a v0 message loaded, which jsonParsed
+// lists after the static keys with source "lookupTable".
+func transactionUI(tx *txwire.Transaction, raw []byte, enc string, m *ledger.TxMeta) any {
 	switch enc {
 	case txEncBase64:
 		return [2]string{base64.StdEncoding.EncodeToString(raw), "base64"}
@@ -212,17 +235,27 @@ func transactionUI(tx *txwire.Transaction, raw []byte, enc string) any {
 	msg := &tx.Message
 	if enc == txEncJSONParsed {
 		pm := uiParsedMessage{RecentBlockhash: msg.RecentBlockhash, AddressTableLookups: lookupsUI(msg)}
-		pm.AccountKeys = make([]uiParsedAccount, len(msg.AccountKeys))
+		keys := msg.AccountKeys
+		pm.AccountKeys = make([]uiParsedAccount, len(msg.AccountKeys), len(msg.AccountKeys)+msg.NumLookupAccounts())
 		for i, k := range msg.AccountKeys {
 			pm.AccountKeys[i] = uiParsedAccount{Pubkey: k, Writable: msg.IsWritable(i), Signer: msg.IsSigner(i), Source: "transaction"}
 		}
+		if m != nil {
+			keys = txKeys(msg, m)
+			for _, k := range m.LoadedWritable {
+				pm.AccountKeys = append(pm.AccountKeys, uiParsedAccount{Pubkey: k, Writable: true, Source: "lookupTable"})
+			}
+			for _, k := range m.LoadedReadonly {
+				pm.AccountKeys = append(pm.AccountKeys, uiParsedAccount{Pubkey: k, Source: "lookupTable"})
+			}
+		}
 		pm.Instructions = make([]any, len(msg.Instructions))
 		for i, ix := range msg.Instructions {
-			pm.Instructions[i] = parseInstruction(msg.AccountKeys, ix.ProgramIDIndex, ix.Accounts, ix.Data, nil)
+			pm.Instructions[i] = parseInstruction(keys, ix.ProgramIDIndex, ix.Accounts, ix.Data, nil)
 		}
 		return uiTransaction{Signatures: tx.Signatures, Message: pm}
 	}
-	m := uiMessage{
+	um := uiMessage{
 		AccountKeys: msg.AccountKeys,
 		Header: uiHeader{msg.Header.NumRequiredSignatures, msg.Header.NumReadonlySignedAccounts,
 			msg.Header.NumReadonlyUnsignedAccounts},
@@ -231,9 +264,9 @@ func transactionUI(tx *txwire.Transaction, raw []byte, enc string) any {
 		AddressTableLookups: lookupsUI(msg),
 	}
 	for i, ix := range msg.Instructions {
-		m.Instructions[i] = uiInstruction{ProgramIDIndex: ix.ProgramIDIndex, Accounts: u16s(ix.Accounts), Data: base58.Encode(ix.Data)}
+		um.Instructions[i] = uiInstruction{ProgramIDIndex: ix.ProgramIDIndex, Accounts: u16s(ix.Accounts), Data: base58.Encode(ix.Data)}
 	}
-	return uiTransaction{Signatures: tx.Signatures, Message: m}
+	return uiTransaction{Signatures: tx.Signatures, Message: um}
 }
 
 // versionUI is the "version" field: present only when the client sent
@@ -263,7 +296,7 @@ func txWithMetaUI(r *ledger.TxRecord, enc string, maxVersion *uint8, withSlot bo
 		return nil, err
 	}
 	out := &uiTxWithMeta{
-		Transaction: transactionUI(tx, r.Raw, enc),
+		Transaction: transactionUI(tx, r.Raw, enc, r.Meta),
 		Meta:        metaUI(r.Meta, r.Err, &tx.Message, enc == txEncJSONParsed),
 		Version:     ver,
 	}

@@ -343,7 +343,7 @@ func TestCheatcodesServed(t *testing.T) {
 }
 
 // TestNoCheatcodes: with NoCheatcodes the methods answer Method not
-// found on both nodes (ferry_haltLedger too) and MCP has no dev tools;
+// found on both nodes (ferry_haltLedger and ferry_advanceSlot too) and MCP has no dev tools;
 // a gateway never has them.
 func TestNoCheatcodes(t *testing.T) {
 	o := fast("", "")
@@ -354,6 +354,7 @@ func TestNoCheatcodes(t *testing.T) {
 		}
 		for _, c := range []struct{ url, method string }{
 			{info.URLs[KeyRPC], devchain.MethodSetAccount}, {info.URLs[KeyRPC], devchain.MethodHaltLedger},
+			{info.URLs[KeyRPC], devchain.MethodAdvanceSlot}, {info.URLs[KeyEphemeral], devchain.MethodAdvanceSlot},
 			{info.URLs[KeyEphemeral], devchain.FerrySetTokenAccount}, {info.URLs[KeyEphemeral], devchain.MethodCrankQueue},
 		} {
 			c2, _ := chainclient.New(c.url)

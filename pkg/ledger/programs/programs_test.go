@@ -14,13 +14,14 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	want := map[solana.PublicKey]bool{
-		runtime.SystemProgramID:        true,
-		runtime.ComputeBudgetProgramID: true,
-		spl.TokenProgramID:             false,
-		spl.Token2022ProgramID:         false,
-		spl.AssociatedTokenProgramID:   false,
-		spl.MemoProgramID:              false,
-		spl.MemoV1ProgramID:            false,
+		runtime.SystemProgramID:         true,
+		runtime.ComputeBudgetProgramID:  true,
+		spl.TokenProgramID:              false,
+		spl.Token2022ProgramID:          false,
+		spl.AssociatedTokenProgramID:    false,
+		spl.MemoProgramID:               false,
+		spl.MemoV1ProgramID:             false,
+		spl.AddressLookupTableProgramID: false,
 	}
 	regs := programs.Builtins()
 	if len(regs) != len(want) {
@@ -147,5 +148,28 @@ func TestWrappedSOLFlow(t *testing.T) {
 				t.Errorf("lamports not conserved: %d → %d", before, h.TotalLamports())
 			}
 		})
+	}
+}
+
+// TestReturnDataResets: every instruction starts with empty return data,
+// so a transaction reports what its last program set, if anything (as
+// LiteSVM shows the real runtime doing).
+func TestReturnDataResets(t *testing.T) {
+	h := programtest.New(t, programs.Builtins()...)
+	payer, mint := solana.PublicKey{1}, solana.PublicKey{2}
+	h.Fund(payer, programtest.SOL)
+	h.AddMint(mint, spl.TokenProgramID, spl.Mint{Decimals: 2})
+	size := txwire.Instruction{ProgramID: spl.TokenProgramID, Accounts: []txwire.AccountMeta{txwire.Readonly(mint)}, Data: []byte{21}}
+	res := h.Run(payer, size)
+	res.RequireSuccess(t)
+	if res.ReturnData == nil || res.ReturnData.ProgramID != spl.TokenProgramID || len(res.ReturnData.Data) != 8 {
+		t.Fatalf("alone: %+v", res.ReturnData)
+	}
+	for _, next := range []txwire.Instruction{spl.Memo("after"), {ProgramID: runtime.ComputeBudgetProgramID, Data: []byte{3, 1, 0, 0, 0, 0, 0, 0, 0}}} {
+		res := h.Run(payer, size, next)
+		res.RequireSuccess(t)
+		if res.ReturnData != nil {
+			t.Fatalf("followed by %s: %+v", next.ProgramID, res.ReturnData)
+		}
 	}
 }

@@ -65,47 +65,85 @@ func div128(hi, lo, d uint64) (q, r uint64) {
 	return lo, hi
 }
 
+// Default compute-unit allocations (Agave compute-budget): without a
+// SetComputeUnitLimit instruction a transaction may use
+// BuiltinInstructionComputeUnits per instruction of a builtin program
+// (Compute Budget instructions included) and
+// DefaultInstructionComputeUnits per instruction of any other program.
+const BuiltinInstructionComputeUnits = 3_000
+
+// MaxLoadedAccountsDataSize is the largest SetLoadedAccountsDataSizeLimit
+// Agave honours (64 MiB); larger requests are capped to it.
+const MaxLoadedAccountsDataSize = 64 * 1024 * 1024
+
+// ErrInvalidLoadedAccountsDataSizeLimit is a SetLoadedAccountsDataSizeLimit
+// of zero; the transaction is rejected.
+var ErrInvalidLoadedAccountsDataSizeLimit = &TxError{Kind: "InvalidLoadedAccountsDataSizeLimit"}
+
 // ParseBudget reads the Compute Budget instructions of a message. Invalid
 // data or a repeated instruction is reported as InstructionError at that
-// instruction's index (Agave: InvalidInstructionData / DuplicateInstruction).
-func ParseBudget(m *txwire.Message) (Budget, *TxError) {
+// instruction's index (Agave: InvalidInstructionData / DuplicateInstruction);
+// the transaction is then rejected, as Agave rejects it before charging a
+// fee. builtin tells which program ids are builtins, for the default limit;
+// nil counts only the Compute Budget program as one.
+func ParseBudget(m *txwire.Message, builtin func(solana.PublicKey) bool) (Budget, *TxError) {
 	var b Budget
-	seen := map[byte]bool{}
-	other := 0
+	var seen [5]bool
+	heapIndex, loadedSet := -1, false
+	var builtins, others uint64
 	for i, ix := range m.Instructions {
-		if int(ix.ProgramIDIndex) >= len(m.AccountKeys) || m.AccountKeys[ix.ProgramIDIndex] != ComputeBudgetProgramID {
-			other++
+		if int(ix.ProgramIDIndex) >= len(m.AccountKeys) {
+			others++
 			continue
 		}
+		pid := m.AccountKeys[ix.ProgramIDIndex]
+		if pid != ComputeBudgetProgramID {
+			if builtin != nil && builtin(pid) {
+				builtins++
+			} else {
+				others++
+			}
+			continue
+		}
+		builtins++
+		// Agave decodes with borsh's try_from_slice_unchecked: short data
+		// fails, trailing bytes are ignored.
 		d := ix.Data
-		if len(d) == 0 {
+		if len(d) == 0 || d[0] == 0 || d[0] > 4 || (d[0] == 3 && len(d) < 9) || (d[0] != 3 && len(d) < 5) {
 			return b, InstructionFailed(i, ErrInvalidInstructionData)
 		}
 		if seen[d[0]] {
 			return b, &TxError{Kind: "DuplicateInstruction", Index: uint8(i)}
 		}
 		seen[d[0]] = true
-		switch {
-		case d[0] == 1 && len(d) == 5:
+		switch d[0] {
+		case 1:
 			b.HeapFrame = binary.LittleEndian.Uint32(d[1:])
-			if b.HeapFrame%1024 != 0 || b.HeapFrame < 32*1024 || b.HeapFrame > 256*1024 {
-				return b, InstructionFailed(i, ErrInvalidInstructionData)
-			}
-		case d[0] == 2 && len(d) == 5:
+			heapIndex = i
+		case 2:
 			b.UnitLimit = uint64(binary.LittleEndian.Uint32(d[1:]))
 			b.explicitLimit = true
-		case d[0] == 3 && len(d) == 9:
+		case 3:
 			b.UnitPrice = binary.LittleEndian.Uint64(d[1:])
-		case d[0] == 4 && len(d) == 5:
+		case 4:
 			b.LoadedDataLimit = binary.LittleEndian.Uint32(d[1:])
-		default:
-			return b, InstructionFailed(i, ErrInvalidInstructionData)
+			loadedSet = true
 		}
 	}
+	// Checked once every instruction decoded, in Agave's order.
+	if heapIndex >= 0 && (b.HeapFrame%1024 != 0 || b.HeapFrame < 32*1024 || b.HeapFrame > 256*1024) {
+		return b, InstructionFailed(heapIndex, ErrInvalidInstructionData)
+	}
 	if !b.explicitLimit {
-		b.UnitLimit = uint64(other) * DefaultInstructionComputeUnits
+		b.UnitLimit = builtins*BuiltinInstructionComputeUnits + others*DefaultInstructionComputeUnits
 	}
 	b.UnitLimit = min(b.UnitLimit, MaxComputeUnitLimit)
+	if !loadedSet {
+		b.LoadedDataLimit = MaxLoadedAccountsDataSize
+	} else if b.LoadedDataLimit == 0 {
+		return b, ErrInvalidLoadedAccountsDataSizeLimit
+	}
+	b.LoadedDataLimit = min(b.LoadedDataLimit, MaxLoadedAccountsDataSize)
 	return b, nil
 }
 

@@ -9,9 +9,12 @@ import (
 // program-specific Custom code. Its JSON form is the variant name as a string,
 // or {"Custom":n}.
 type InstructionError struct {
-	Name   string // variant name, e.g. "InvalidAccountData"; "Custom" for Custom
-	Code   uint32 // the custom code when Name == "Custom"
-	Detail string // optional detail, only for logs (e.g. BorshIoError text)
+	Name string // variant name, e.g. "InvalidAccountData"; "Custom" for Custom
+	Code uint32 // the custom code when Name == "Custom"
+	// Detail, when set, replaces the display text in the program's
+	// "failed:" log line (a panicking program's message, BorshIoError
+	// text); it is not part of the error's identity.
+	Detail string
 }
 
 // Custom returns the program-specific error Custom(code).
@@ -56,6 +59,10 @@ var (
 	ErrUnsupportedSysvar              = named("UnsupportedSysvar")
 	ErrIllegalOwner                   = named("IllegalOwner")
 	ErrBuiltinMustConsumeComputeUnits = named("BuiltinProgramsMustConsumeComputeUnits")
+	ErrBorshIoError                   = named("BorshIoError")
+	ErrProgramFailedToComplete        = named("ProgramFailedToComplete")
+	ErrExecutableLamportChange        = named("ExecutableLamportChange")
+	ErrExecutableDataModified         = named("ExecutableDataModified")
 )
 
 func named(n string) *InstructionError { return &InstructionError{Name: n} }
@@ -98,10 +105,18 @@ var instructionErrorText = map[string]string{
 	"UnsupportedSysvar":                      "Unsupported sysvar",
 	"IllegalOwner":                           "Provided owner is not allowed",
 	"BuiltinProgramsMustConsumeComputeUnits": "Builtin programs must consume compute units",
+	"BorshIoError":                           "Failed to serialize or deserialize account data",
+	"ProgramFailedToComplete":                "Program failed to complete",
+	"ExecutableLamportChange":                "instruction changed the balance of an executable account",
+	"ExecutableDataModified":                 "instruction changed executable accounts data",
 }
 
-// Error returns Agave's display text, e.g. "custom program error: 0x1".
+// Error returns Agave's display text, e.g. "custom program error: 0x1",
+// or the Detail.
 func (e *InstructionError) Error() string {
+	if e.Detail != "" {
+		return e.Detail
+	}
 	if e.Name == "Custom" {
 		return fmt.Sprintf("custom program error: 0x%x", e.Code)
 	}
@@ -182,6 +197,12 @@ var (
 	ErrInvalidWritableAccount     = &TxError{Kind: "InvalidWritableAccount"}
 	ErrTooManyAccountLocks        = &TxError{Kind: "TooManyAccountLocks"}
 	ErrCallChainTooDeep           = &TxError{Kind: "CallChainTooDeep"}
+
+	// Address-table loading errors of v0 messages.
+	ErrAddressLookupTableNotFound     = &TxError{Kind: "AddressLookupTableNotFound"}
+	ErrInvalidAddressLookupTableOwner = &TxError{Kind: "InvalidAddressLookupTableOwner"}
+	ErrInvalidAddressLookupTableData  = &TxError{Kind: "InvalidAddressLookupTableData"}
+	ErrInvalidAddressLookupTableIndex = &TxError{Kind: "InvalidAddressLookupTableIndex"}
 )
 
 // InstructionFailed wraps an instruction error at top-level index i.
@@ -195,25 +216,31 @@ func InsufficientFundsForRent(i int) *TxError {
 }
 
 var txErrorText = map[string]string{
-	"AccountInUse":               "Account in use",
-	"AccountLoadedTwice":         "Account loaded twice",
-	"AccountNotFound":            "Attempt to debit an account but found no record of a prior credit.",
-	"ProgramAccountNotFound":     "Attempt to load a program that does not exist",
-	"InsufficientFundsForFee":    "Insufficient funds for fee",
-	"InvalidAccountForFee":       "This account may not be used to pay transaction fees",
-	"AlreadyProcessed":           "This transaction has already been processed",
-	"BlockhashNotFound":          "Blockhash not found",
-	"CallChainTooDeep":           "Loader call chain is too deep",
-	"MissingSignatureForFee":     "Transaction requires a fee but has no signature present",
-	"InvalidAccountIndex":        "Transaction contains an invalid account reference",
-	"SignatureFailure":           "Transaction did not pass signature verification",
-	"InvalidProgramForExecution": "This program may not be used for executing instructions",
-	"SanitizeFailure":            "Transaction failed to sanitize accounts offsets correctly",
-	"ClusterMaintenance":         "Transactions are currently disabled due to cluster maintenance",
-	"UnsupportedVersion":         "Transaction version is unsupported",
-	"InvalidWritableAccount":     "Transaction loads a writable account that cannot be written",
-	"TooManyAccountLocks":        "Transaction locked too many accounts",
-	"AddressLookupTableNotFound": "Transaction loads an address table account that doesn't exist",
+	"AccountInUse":                       "Account in use",
+	"AccountLoadedTwice":                 "Account loaded twice",
+	"AccountNotFound":                    "Attempt to debit an account but found no record of a prior credit.",
+	"ProgramAccountNotFound":             "Attempt to load a program that does not exist",
+	"InsufficientFundsForFee":            "Insufficient funds for fee",
+	"InvalidAccountForFee":               "This account may not be used to pay transaction fees",
+	"AlreadyProcessed":                   "This transaction has already been processed",
+	"BlockhashNotFound":                  "Blockhash not found",
+	"CallChainTooDeep":                   "Loader call chain is too deep",
+	"MissingSignatureForFee":             "Transaction requires a fee but has no signature present",
+	"InvalidAccountIndex":                "Transaction contains an invalid account reference",
+	"SignatureFailure":                   "Transaction did not pass signature verification",
+	"InvalidProgramForExecution":         "This program may not be used for executing instructions",
+	"SanitizeFailure":                    "Transaction failed to sanitize accounts offsets correctly",
+	"ClusterMaintenance":                 "Transactions are currently disabled due to cluster maintenance",
+	"UnsupportedVersion":                 "Transaction version is unsupported",
+	"InvalidWritableAccount":             "Transaction loads a writable account that cannot be written",
+	"TooManyAccountLocks":                "Transaction locked too many accounts",
+	"AddressLookupTableNotFound":         "Transaction loads an address table account that doesn't exist",
+	"InvalidAddressLookupTableOwner":     "Transaction loads an address table account with an invalid owner",
+	"InvalidAddressLookupTableData":      "Transaction loads an address table account with invalid data",
+	"InvalidAddressLookupTableIndex":     "Transaction address table lookup uses an invalid index",
+	"InvalidLoadedAccountsDataSizeLimit": "LoadedAccountsDataSizeLimit set for transaction must be greater than 0.",
+	"MaxLoadedAccountsDataSizeExceeded":  "Transaction exceeded max loaded accounts data size cap",
+	"InvalidRentPayingAccount":           "Transaction leaves an account with a lower balance than rent-exempt minimum",
 }
 
 // Error returns Agave's display text, as used in -32002 preflight messages.

@@ -32,6 +32,17 @@ func NewExecutor(regs ...*Registration) *Executor {
 	return e
 }
 
+// IsBuiltin reports whether id is a registered builtin program, which
+// Agave's default compute-unit limit counts at
+// BuiltinInstructionComputeUnits rather than DefaultInstructionComputeUnits.
+// Privileged builtins (the ephemeral rollup's validator programs) run
+// other programs' instructions on the transaction's budget, so they count
+// as ordinary programs here.
+func (e *Executor) IsBuiltin(id solana.PublicKey) bool {
+	r, ok := e.programs[id]
+	return ok && r.Builtin && !r.Privileged
+}
+
 // Register adds or replaces a program. It must not be called while
 // transactions are executing.
 func (e *Executor) Register(r *Registration) {
@@ -78,7 +89,8 @@ type TxContext struct {
 	Writable []bool
 	Env      Env
 
-	// ComputeLimit is the transaction's compute budget (see ComputeBudget).
+	// ComputeLimit is the transaction's compute budget (see ParseBudget);
+	// zero is a budget of zero, as a SetComputeUnitLimit(0) asks.
 	ComputeLimit uint64
 
 	// Results, filled by Run.
@@ -91,6 +103,8 @@ type TxContext struct {
 	truncated bool
 	stack     []solana.PublicKey
 	curTop    int
+	// top are the top-level instructions.
+	top []txwire.CompiledInstruction
 }
 
 func (tx *TxContext) log(s string) {
@@ -119,9 +133,7 @@ func (tx *TxContext) indexOf(k solana.PublicKey) int {
 // failure, returning it as an InstructionError TxError. Account changes made
 // before the failure stay in tx.Accounts; the caller discards them.
 func (e *Executor) Run(tx *TxContext, ixs []txwire.CompiledInstruction) *TxError {
-	if tx.ComputeLimit == 0 {
-		tx.ComputeLimit = DefaultInstructionComputeUnits
-	}
+	tx.top = ixs
 	for i, ix := range ixs {
 		tx.curTop = i
 		if int(ix.ProgramIDIndex) >= len(tx.Keys) {
@@ -215,6 +227,10 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 	}
 
 	id := e.ids[f.programID]
+	// Every invocation, top-level or CPI, starts with empty return data:
+	// what a transaction ends with is what its last program set, if it
+	// set anything.
+	tx.ReturnData = nil
 	tx.log("Program " + id + " invoke [" + strconv.Itoa(depth) + "]")
 	tx.stack = append(tx.stack, f.programID)
 	startRemaining := tx.ComputeLimit - min(tx.ComputeUsed, tx.ComputeLimit)
@@ -235,7 +251,7 @@ func (e *Executor) invoke(tx *TxContext, f *frame) *InstructionError {
 		}
 	}
 	if ierr == nil {
-		ierr = verify(tx, f, reg.Privileged, order, snaps, preSum)
+		ierr = verify(tx, f, reg, order, snaps, preSum)
 	}
 	if !reg.Builtin {
 		tx.log("Program " + id + " consumed " + strconv.FormatUint(ctx.consumed, 10) + " of " + strconv.FormatUint(startRemaining, 10) + " compute units")
@@ -268,8 +284,8 @@ func execute(p Program, ctx *Context) (err error) {
 // privilege rules to the changes this program made (see checkRules), and
 // the balance rule to the whole instruction, CPIs included: the lamports of
 // its distinct accounts must sum to preSum.
-func verify(tx *TxContext, f *frame, privileged bool, order []int, snaps []snapshot, preSum uint64) *InstructionError {
-	if err := checkRules(tx, f, privileged, order, snaps); err != nil {
+func verify(tx *TxContext, f *frame, reg *Registration, order []int, snaps []snapshot, preSum uint64) *InstructionError {
+	if err := checkRules(tx, f, reg, order, snaps); err != nil {
 		return err
 	}
 	var post uint64
@@ -282,14 +298,27 @@ func verify(tx *TxContext, f *frame, privileged bool, order []int, snaps []snaps
 	return nil
 }
 
+// Data limits of program-owned accounts (Agave).
+const (
+	// MaxPermittedDataLength is the largest account data (10 MiB).
+	MaxPermittedDataLength = 10 * 1024 * 1024
+	// MaxPermittedDataIncrease is how much an SBF program may grow an
+	// account in one instruction.
+	MaxPermittedDataIncrease = 10 * 1024
+)
+
 // checkRules checks the changes made to f's accounts since snaps were taken
 // against Agave's ownership and privilege rules, as the program f.programID
-// made them. Context.Invoke calls it before a CPI and refreshes snaps after
-// one, so changes a callee made (and that the callee's own frame already
-// verified) are not attributed to the caller. A privileged program (see
-// Registration.Privileged) is held only to the read-only and executable
-// rules.
-func checkRules(tx *TxContext, f *frame, privileged bool, order []int, snaps []snapshot) *InstructionError {
+// made them, in the order Agave applies a program's writes: lamports,
+// then data (size, then contents), then owner. Context.Invoke calls it
+// before a CPI and refreshes snaps after one, so changes a callee made
+// (and that the callee's own frame already verified) are not attributed to
+// the caller. A privileged program (see Registration.Privileged) is held
+// only to the read-only rules. The executable flag itself protects nothing
+// any more (SIMD-0162): a program account's balance may grow like any
+// other writable account's, and only the loader may flip the flag.
+func checkRules(tx *TxContext, f *frame, reg *Registration, order []int, snaps []snapshot) *InstructionError {
+	privileged := reg.Privileged
 	for k, ti := range order {
 		s := snaps[k]
 		a := tx.Accounts[ti]
@@ -299,28 +328,34 @@ func checkRules(tx *TxContext, f *frame, privileged bool, order []int, snaps []s
 				writable = writable || f.writable[jj]
 			}
 		}
-		ownedByProgram := s.owner == f.programID || privileged
-		dataChanged := !bytes.Equal(s.data, a.Data)
-		if a.Owner != s.owner {
-			if !writable || !ownedByProgram || s.executable || (!privileged && !zeroed(a.Data)) {
-				return ErrModifiedProgramID
+		owned := s.owner == f.programID || privileged
+		if a.Lamports != s.lamports {
+			switch {
+			case a.Lamports < s.lamports && !owned:
+				return ErrExternalAccountLamportSpend
+			case !writable:
+				return ErrReadonlyLamportChange
 			}
 		}
-		if a.Lamports < s.lamports && !ownedByProgram {
-			return ErrExternalAccountLamportSpend
+		if len(a.Data) != len(s.data) {
+			if !owned && !(s.owner == SystemProgramID && f.programID == SystemProgramID) {
+				return ErrAccountDataSizeChanged
+			}
+			if len(a.Data) > MaxPermittedDataLength || (!reg.Builtin && len(a.Data) > len(s.data)+MaxPermittedDataIncrease) {
+				return ErrInvalidRealloc
+			}
 		}
-		if a.Lamports != s.lamports && !writable {
-			return ErrReadonlyLamportChange
-		}
-		if len(a.Data) != len(s.data) && !ownedByProgram && !(s.owner == SystemProgramID && f.programID == SystemProgramID) {
-			return ErrAccountDataSizeChanged
-		}
-		if dataChanged {
-			if !writable {
+		if !bytes.Equal(s.data, a.Data) {
+			switch {
+			case !writable:
 				return ErrReadonlyDataModified
-			}
-			if !ownedByProgram {
+			case !owned:
 				return ErrExternalAccountDataModified
+			}
+		}
+		if a.Owner != s.owner {
+			if !writable || !owned || (!privileged && !zeroed(a.Data)) {
+				return ErrModifiedProgramID
 			}
 		}
 		if a.Executable != s.executable {
@@ -345,6 +380,49 @@ func zeroed(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// Sub returns this invocation restricted to instruction accounts
+// [first, first+n), for programs that run a batch of inner instructions
+// on consecutive slices of their accounts (p-token's Batch). The caller
+// checks the bounds.
+func (c *Context) Sub(first, n int) *Context {
+	f := *c.frame
+	f.idx = f.idx[first : first+n : first+n]
+	f.signer = f.signer[first : first+n : first+n]
+	f.writable = f.writable[first : first+n : first+n]
+	sub := *c
+	sub.frame = &f
+	return &sub
+}
+
+// PreviousSiblingProgram is the program of the instruction processed just
+// before this one at the same stack height (sol_get_processed_sibling_instruction
+// with index 0): the previous top-level instruction for a top-level
+// instruction, the previous CPI of the same caller for a CPI.
+func (c *Context) PreviousSiblingProgram() (solana.PublicKey, bool) {
+	tx := c.tx
+	if c.depth == 1 {
+		if tx.curTop == 0 || tx.curTop > len(tx.top) {
+			return solana.PublicKey{}, false
+		}
+		return tx.Keys[tx.top[tx.curTop-1].ProgramIDIndex], true
+	}
+	n := len(tx.Inner)
+	if n == 0 || tx.Inner[n-1].Index != uint8(tx.curTop) {
+		return solana.PublicKey{}, false
+	}
+	ins := tx.Inner[n-1].Instructions
+	// The last record is this very invocation.
+	for i := len(ins) - 2; i >= 0; i-- {
+		switch h := ins[i].StackHeight; {
+		case h == c.depth:
+			return tx.Keys[ins[i].ProgramIDIndex], true
+		case h < c.depth:
+			return solana.PublicKey{}, false
+		}
+	}
+	return solana.PublicKey{}, false
 }
 
 // Context is what a program sees while it executes one instruction.
@@ -414,9 +492,14 @@ func (c *Context) Accounts(n int) ([]*AccountRef, error) {
 	if n > len(c.frame.idx) {
 		return nil, ErrNotEnoughAccountKeys
 	}
+	// One block for the refs and one for the slice, not one per account:
+	// every token instruction asks for its accounts this way.
+	refs := make([]AccountRef, n)
 	out := make([]*AccountRef, n)
 	for i := range out {
-		out[i], _ = c.Account(i)
+		ti := c.frame.idx[i]
+		refs[i] = AccountRef{Key: c.tx.Keys[ti], IsSigner: c.frame.signer[i], IsWritable: c.frame.writable[i], Account: c.tx.Accounts[ti]}
+		out[i] = &refs[i]
 	}
 	return out, nil
 }
@@ -551,7 +634,7 @@ func (c *Context) Invoke(ix txwire.Instruction, signerSeeds ...[][]byte) error {
 	// The caller's own changes so far are checked now, as Agave does when
 	// it hands the accounts to the callee; what the callee changes is
 	// checked in its frame and then becomes the caller's baseline.
-	if err := checkRules(tx, c.frame, c.reg.Privileged, c.order, c.snaps); err != nil {
+	if err := checkRules(tx, c.frame, c.reg, c.order, c.snaps); err != nil {
 		return err
 	}
 	before := tx.ComputeUsed

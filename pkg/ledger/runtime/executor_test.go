@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -170,25 +171,75 @@ func TestTxErrorJSON(t *testing.T) {
 	}
 }
 
+// TestBudget pins Agave's compute-budget rules, each case checked against
+// LiteSVM (Agave's runtime): the default limit reserves 3 000 units per
+// builtin instruction (Compute Budget's own included) and 200 000 per other
+// instruction; decoding ignores trailing bytes; a repeated instruction is
+// DuplicateInstruction; the heap size is checked after every instruction
+// decoded, then a zero loaded-data limit.
 func TestBudget(t *testing.T) {
 	cb := solana.MustPublicKeyFromBase58("ComputeBudget111111111111111111111111111111")
 	payer := solana.NewWallet().PublicKey()
-	m := &txwire.Message{AccountKeys: []solana.PublicKey{payer, cb, progA}, Instructions: []txwire.CompiledInstruction{
-		{ProgramIDIndex: 1, Data: []byte{2, 0x40, 0x0d, 0x03, 0x00}},       // limit 200_000
-		{ProgramIDIndex: 1, Data: []byte{3, 0x10, 0x27, 0, 0, 0, 0, 0, 0}}, // price 10_000 µlamports
-		{ProgramIDIndex: 2},
-	}}
-	b, err := ParseBudget(m)
-	if err != nil {
-		t.Fatal(err)
+	system := SystemProgramID
+	builtin := func(k solana.PublicKey) bool { return k == system }
+	limit := func(n uint32) txwire.CompiledInstruction {
+		return txwire.CompiledInstruction{ProgramIDIndex: 1, Data: binary.LittleEndian.AppendUint32([]byte{2}, n)}
 	}
-	if b.UnitLimit != 200_000 || b.PriorityFee() != 2000 {
-		t.Fatalf("budget %+v fee %d", b, b.PriorityFee())
+	price := func(n uint64) txwire.CompiledInstruction {
+		return txwire.CompiledInstruction{ProgramIDIndex: 1, Data: binary.LittleEndian.AppendUint64([]byte{3}, n)}
 	}
-	m.Instructions = m.Instructions[2:]
-	m.Instructions = append(m.Instructions, m.Instructions[0])
-	if b, _ := ParseBudget(m); b.UnitLimit != 400_000 {
-		t.Fatalf("default limit %d", b.UnitLimit)
+	heap := func(n uint32) txwire.CompiledInstruction {
+		return txwire.CompiledInstruction{ProgramIDIndex: 1, Data: binary.LittleEndian.AppendUint32([]byte{1}, n)}
+	}
+	loaded := func(n uint32) txwire.CompiledInstruction {
+		return txwire.CompiledInstruction{ProgramIDIndex: 1, Data: binary.LittleEndian.AppendUint32([]byte{4}, n)}
+	}
+	other := txwire.CompiledInstruction{ProgramIDIndex: 2}
+	sys := txwire.CompiledInstruction{ProgramIDIndex: 3}
+	cases := []struct {
+		name  string
+		ixs   []txwire.CompiledInstruction
+		limit uint64
+		fee   uint64
+		err   *TxError
+	}{
+		{"explicit limit and price", []txwire.CompiledInstruction{limit(200_000), price(10_000), other}, 200_000, 2000, nil},
+		{"price only: 3k for itself, 200k for the program", []txwire.CompiledInstruction{price(1000), other}, 203_000, 203, nil},
+		{"builtin reserve", []txwire.CompiledInstruction{price(1_000_000), sys, other}, 206_000, 206_000, nil},
+		{"two programs", []txwire.CompiledInstruction{other, other}, 400_000, 0, nil},
+		{"limit capped", []txwire.CompiledInstruction{limit(2_000_000), price(1000)}, MaxComputeUnitLimit, 1400, nil},
+		{"zero limit", []txwire.CompiledInstruction{limit(0), other}, 0, 0, nil},
+		{"trailing bytes ignored", []txwire.CompiledInstruction{{ProgramIDIndex: 1, Data: append(binary.LittleEndian.AppendUint64([]byte{3}, 1000), 7, 7)}, other}, 203_000, 203, nil},
+		{"short data", []txwire.CompiledInstruction{{ProgramIDIndex: 1, Data: []byte{2, 1, 2}}}, 0, 0, InstructionFailed(0, ErrInvalidInstructionData)},
+		{"unused variant", []txwire.CompiledInstruction{{ProgramIDIndex: 1, Data: make([]byte, 9)}}, 0, 0, InstructionFailed(0, ErrInvalidInstructionData)},
+		{"unknown variant", []txwire.CompiledInstruction{{ProgramIDIndex: 1, Data: []byte{9, 1, 2}}}, 0, 0, InstructionFailed(0, ErrInvalidInstructionData)},
+		{"duplicate", []txwire.CompiledInstruction{price(1), price(1)}, 0, 0, &TxError{Kind: "DuplicateInstruction", Index: 1}},
+		{"duplicate before bad heap", []txwire.CompiledInstruction{heap(1000), price(1), price(1)}, 0, 0, &TxError{Kind: "DuplicateInstruction", Index: 2}},
+		{"bad heap", []txwire.CompiledInstruction{heap(512 * 1024)}, 0, 0, InstructionFailed(0, ErrInvalidInstructionData)},
+		{"bad heap before zero loaded limit", []txwire.CompiledInstruction{loaded(0), heap(1000)}, 0, 0, InstructionFailed(1, ErrInvalidInstructionData)},
+		{"zero loaded limit", []txwire.CompiledInstruction{loaded(0)}, 0, 0, ErrInvalidLoadedAccountsDataSizeLimit},
+		{"loaded limit capped", []txwire.CompiledInstruction{loaded(128 << 20), price(1000), other}, 206_000, 206, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := &txwire.Message{AccountKeys: []solana.PublicKey{payer, cb, progA, system}, Instructions: c.ixs}
+			b, err := ParseBudget(m, builtin)
+			if c.err != nil {
+				if err == nil || !errors.Is(err, c.err) || err.Kind != c.err.Kind {
+					t.Fatalf("err %v, want %v", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.UnitLimit != c.limit || b.PriorityFee() != c.fee {
+				t.Fatalf("limit %d fee %d, want %d %d", b.UnitLimit, b.PriorityFee(), c.limit, c.fee)
+			}
+			if b.LoadedDataLimit > MaxLoadedAccountsDataSize || b.LoadedDataLimit == 0 {
+				t.Fatalf("loaded data limit %d", b.LoadedDataLimit)
+			}
+		})
 	}
 }
 

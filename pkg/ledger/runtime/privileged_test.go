@@ -21,10 +21,17 @@ func TestPrivilegedProgram(t *testing.T) {
 		privileged *InstructionError // error with the flag (nil: success)
 		plain      *InstructionError // error without it
 	}{
+		// Agave checks a program's writes as lamports, data, then owner: the
+		// resize fails first.
 		{"take ownership and resize", func(c *Context) error {
 			a, _ := c.Account(1)
 			a.Owner = progA
 			a.Data = []byte{1, 2, 3}
+			return nil
+		}, nil, ErrAccountDataSizeChanged},
+		{"take ownership", func(c *Context) error {
+			a, _ := c.Account(1)
+			a.Owner = progA
 			return nil
 		}, nil, ErrModifiedProgramID},
 		{"spend foreign lamports", func(c *Context) error {

@@ -55,12 +55,18 @@ func (r Rent) MinimumBalance(n int) uint64 {
 	return uint64(AccountStorageOverhead+n) * r.LamportsPerByte
 }
 
-// Env is the cluster state programs can observe (the Clock and Rent sysvars).
+// Env is the cluster state programs can observe (the Clock and Rent
+// sysvars, and what the System program's durable nonces read).
 type Env struct {
 	Slot          uint64
 	Epoch         uint64
 	UnixTimestamp int64
 	Rent          Rent
+	// Blockhash is the bank's latest blockhash (the parent block's) and
+	// LamportsPerSignature its fee rate: a nonce advanced now stores
+	// DurableNonce(Blockhash) and this fee rate.
+	Blockhash            solana.Hash
+	LamportsPerSignature uint64
 }
 
 // Program is a native program. Execute reads and mutates the instruction's

@@ -3,6 +3,7 @@ package ata_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"testing"
 
@@ -124,7 +125,9 @@ func TestCreateFlow(t *testing.T) {
 				"Program log: Instruction: InitializeAccount3",
 				"Program ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL success",
 			)
-			if res.ReturnData == nil || res.ReturnData.ProgramID != tc.program {
+			// The later CPIs start with empty return data, so the
+			// transaction ends without any (as on a cluster).
+			if res.ReturnData != nil {
 				t.Errorf("return data %+v", res.ReturnData)
 			}
 
@@ -355,12 +358,14 @@ func TestRecoverNested(t *testing.T) {
 }
 
 // TestReturnDataIsToken checks that the size comes from the token program's
-// return data (165 as u64 LE).
+// return data (165 as u64 LE), which the following CPIs clear.
 func TestReturnDataIsToken(t *testing.T) {
 	h := newHarness(t, spl.TokenProgramID)
 	res := h.Run(payer, createIx(spl.TokenProgramID, false))
 	res.RequireSuccess(t)
-	if res.ReturnData == nil || binary.LittleEndian.Uint64(res.ReturnData.Data) != 165 {
-		t.Fatalf("return data %+v", res.ReturnData)
+	want := "Program return: " + spl.TokenProgramID.String() + " " + base64.StdEncoding.EncodeToString(binary.LittleEndian.AppendUint64(nil, 165))
+	res.RequireLogs(t, want)
+	if res.ReturnData != nil {
+		t.Fatalf("return data left over: %+v", res.ReturnData)
 	}
 }

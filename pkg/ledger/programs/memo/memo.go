@@ -20,6 +20,8 @@ package memo
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
@@ -71,6 +73,64 @@ func validUpTo(b []byte) int {
 	return n
 }
 
+// utf8ErrorText is Rust's Utf8Error display for data, invalid from byte
+// n, followed by the bytes, as the Memo program reports it.
+func utf8ErrorText(data []byte, n int) string {
+	var b strings.Builder
+	if k, complete := invalidSequenceLen(data[n:]); complete {
+		fmt.Fprintf(&b, "invalid utf-8 sequence of %d bytes from index %d: [", k, n)
+	} else {
+		fmt.Fprintf(&b, "incomplete utf-8 byte sequence from index %d: [", n)
+	}
+	for i, c := range data {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(int(c)))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// invalidSequenceLen is Utf8Error::error_len for b, which starts with an
+// invalid sequence: how many bytes form the invalid sequence, or complete
+// false when the input ends inside a sequence that could still be valid.
+func invalidSequenceLen(b []byte) (int, bool) {
+	lead := b[0]
+	var width int
+	lo, hi := byte(0x80), byte(0xBF)
+	switch {
+	case lead >= 0xC2 && lead <= 0xDF:
+		width = 2
+	case lead >= 0xE0 && lead <= 0xEF:
+		width = 3
+		if lead == 0xE0 {
+			lo = 0xA0
+		} else if lead == 0xED {
+			hi = 0x9F
+		}
+	case lead >= 0xF0 && lead <= 0xF4:
+		width = 4
+		if lead == 0xF0 {
+			lo = 0x90
+		} else if lead == 0xF4 {
+			hi = 0x8F
+		}
+	default:
+		return 1, true
+	}
+	for k := 1; k < width; k++ {
+		if k >= len(b) {
+			return 0, false
+		}
+		if b[k] < lo || b[k] > hi {
+			return k, true
+		}
+		lo, hi = 0x80, 0xBF
+	}
+	return width, true // unreachable for an invalid sequence
+}
+
 // ExecuteV2 runs a Memo v2 instruction.
 func ExecuteV2(ctx *runtime.Context) error {
 	data := ctx.Data()
@@ -96,11 +156,12 @@ func ExecuteV2(ctx *runtime.Context) error {
 			return runtime.ErrMissingRequiredSignature
 		}
 	}
-	if n := validUpTo(data); n != len(data) {
-		ctx.Logf("Invalid UTF-8, from byte %d", n)
-		return runtime.ErrInvalidInstructionData
-	}
 	ctx.Log(fmt.Sprintf("Memo (len %d)", len(data)))
+	if n := validUpTo(data); n != len(data) {
+		// The deployed program aborts with the decoding error, which the
+		// runtime reports as ProgramFailedToComplete.
+		return &runtime.InstructionError{Name: "ProgramFailedToComplete", Detail: utf8ErrorText(data, n)}
+	}
 	ctx.Log(string(data))
 	return nil
 }

@@ -50,9 +50,19 @@ func TestMemoV2(t *testing.T) {
 				v2 + "consumed 342 of 200000 compute units", v2 + "failed: missing required signature for instruction"}},
 		{name: "invalid-utf8",
 			ix:  txwire.Instruction{ProgramID: spl.MemoProgramID, Data: []byte{'o', 'k', 0xF0, 0x9F, 0x90, 0xFF}},
-			err: runtime.ErrInvalidInstructionData,
-			logs: []string{v2 + "invoke [1]", "Program log: Invalid UTF-8, from byte 2",
-				v2 + "consumed 167 of 200000 compute units", v2 + "failed: invalid instruction data"}},
+			err: runtime.ErrProgramFailedToComplete,
+			logs: []string{v2 + "invoke [1]", "Program log: Memo (len 6)", v2 + "consumed 167 of 200000 compute units",
+				v2 + "failed: invalid utf-8 sequence of 3 bytes from index 2: [111, 107, 240, 159, 144, 255]"}},
+		{name: "truncated-utf8",
+			ix:  txwire.Instruction{ProgramID: spl.MemoProgramID, Data: []byte{'a', 0xE2, 0x82}},
+			err: runtime.ErrProgramFailedToComplete,
+			logs: []string{v2 + "invoke [1]", "Program log: Memo (len 3)", v2 + "consumed 152 of 200000 compute units",
+				v2 + "failed: incomplete utf-8 byte sequence from index 1: [97, 226, 130]"}},
+		{name: "stray-continuation",
+			ix:  txwire.Instruction{ProgramID: spl.MemoProgramID, Data: []byte{0x80}},
+			err: runtime.ErrProgramFailedToComplete,
+			logs: []string{v2 + "invoke [1]", "Program log: Memo (len 1)", v2 + "consumed 142 of 200000 compute units",
+				v2 + "failed: invalid utf-8 sequence of 1 bytes from index 0: [128]"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -192,7 +192,7 @@ func (h *Harness) Run(payer solana.PublicKey, ixs ...txwire.Instruction) *Result
 	}
 	limit := h.ComputeLimit
 	if limit == 0 {
-		b, terr := runtime.ParseBudget(msg)
+		b, terr := runtime.ParseBudget(msg, h.Exec.IsBuiltin)
 		if terr != nil {
 			return &Result{Err: terr, Keys: msg.AccountKeys, Message: msg}
 		}
@@ -207,6 +207,9 @@ func (h *Harness) Run(payer solana.PublicKey, ixs ...txwire.Instruction) *Result
 // signer and writable flags, which lets tests (and fuzzers) build account
 // privileges no compiler would produce. limit 0 means the runtime default.
 func (h *Harness) RunCompiled(keys []solana.PublicKey, signer, writable []bool, limit uint64, ixs []txwire.CompiledInstruction) *Result {
+	if limit == 0 {
+		limit = runtime.DefaultInstructionComputeUnits
+	}
 	tx := &runtime.TxContext{
 		Keys:         keys,
 		Signer:       signer,

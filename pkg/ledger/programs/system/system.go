@@ -1,13 +1,14 @@
 // Package system is a native implementation of the Solana System program
 // (11111111111111111111111111111111) for the embedded ledger: account
 // creation, allocation, assignment and lamport transfers, including the
-// *WithSeed variants, with Agave's checks, error codes and log lines.
-//
-// The durable-nonce instructions (AdvanceNonceAccount, WithdrawNonceAccount,
-// InitializeNonceAccount, AuthorizeNonceAccount, UpgradeNonceAccount) are not
-// implemented: they fail with InvalidInstructionData and a log line saying
-// so, because nonce semantics also need the ledger's transaction pipeline
-// (blockhash checks and advancing on failure).
+// *WithSeed variants, and the durable-nonce instructions
+// (InitializeNonceAccount, AdvanceNonceAccount, WithdrawNonceAccount,
+// AuthorizeNonceAccount, UpgradeNonceAccount), with Agave's checks, error
+// codes and log lines. As a builtin it is held to Agave's account rules
+// at each write, as BorrowedAccount applies them: writing the lamports of
+// a read-only account fails even when the amount is zero. The rest of the
+// durable-nonce rules (a transaction whose blockhash is a nonce, the nonce
+// advancing when it fails) are the ledger pipeline's.
 package system
 
 import (
@@ -90,14 +91,9 @@ func newAddress(ctx *runtime.Context, key solana.PublicKey, base *solana.PublicK
 	if base == nil {
 		return address{key: key}, nil
 	}
-	derived, err := solana.CreateWithSeed(*base, seed, owner)
-	switch {
-	case errors.Is(err, solana.ErrMaxSeedLengthExceeded):
-		return address{}, runtime.ErrMaxSeedLengthExceeded
-	case errors.Is(err, solana.ErrIllegalOwner):
-		return address{}, runtime.ErrIllegalOwner
-	case err != nil:
-		return address{}, runtime.ErrInvalidSeeds
+	derived, err := createWithSeed(*base, seed, owner)
+	if err != nil {
+		return address{}, err
 	}
 	if derived != key {
 		ctx.LogRaw(fmt.Sprintf("Create: address %s does not match derived address %s", key, derived))
@@ -105,6 +101,22 @@ func newAddress(ctx *runtime.Context, key solana.PublicKey, base *solana.PublicK
 	}
 	b := *base
 	return address{key: key, base: &b}, nil
+}
+
+// createWithSeed is Address::create_with_seed as the System program maps
+// its errors: the AddressError variant becomes a Custom code
+// (MaxSeedLengthExceeded 0, InvalidSeeds 1, IllegalOwner 2).
+func createWithSeed(base solana.PublicKey, seed string, owner solana.PublicKey) (solana.PublicKey, error) {
+	k, err := solana.CreateWithSeed(base, seed, owner)
+	switch {
+	case errors.Is(err, solana.ErrMaxSeedLengthExceeded):
+		return k, runtime.Custom(0)
+	case errors.Is(err, solana.ErrIllegalOwner):
+		return k, runtime.Custom(2)
+	case err != nil:
+		return k, runtime.Custom(1)
+	}
+	return k, nil
 }
 
 // Execute runs one System instruction.
@@ -181,14 +193,9 @@ func Execute(ctx *runtime.Context) error {
 			ctx.LogRaw(fmt.Sprintf("Transfer: 'from' account %s must sign", base.Key))
 			return runtime.ErrMissingRequiredSignature
 		}
-		derived, err := solana.CreateWithSeed(base.Key, in.FromSeed, in.FromOwner)
-		switch {
-		case errors.Is(err, solana.ErrMaxSeedLengthExceeded):
-			return runtime.ErrMaxSeedLengthExceeded
-		case errors.Is(err, solana.ErrIllegalOwner):
-			return runtime.ErrIllegalOwner
-		case err != nil:
-			return runtime.ErrInvalidSeeds
+		derived, err := createWithSeed(base.Key, in.FromSeed, in.FromOwner)
+		if err != nil {
+			return err
 		}
 		if derived != from.Key {
 			ctx.LogRaw(fmt.Sprintf("Transfer: 'from' address %s does not match derived address %s", from.Key, derived))
@@ -213,9 +220,16 @@ func Execute(ctx *runtime.Context) error {
 		}
 		return assign(ctx, acct, addr, in.Owner, sig)
 
-	default: // the durable-nonce instructions
-		ctx.LogRaw(fmt.Sprintf("System instruction %s is not supported by the ferry ledger (durable nonces are not implemented)", in.Op))
-		return runtime.ErrInvalidInstructionData
+	case spl.SystemAdvanceNonceAccountOp:
+		return advanceNonce(ctx, sig)
+	case spl.SystemWithdrawNonceAccountOp:
+		return withdrawNonce(ctx, in.Lamports, sig)
+	case spl.SystemInitializeNonceAccountOp:
+		return initializeNonce(ctx, in.Authority)
+	case spl.SystemAuthorizeNonceAccountOp:
+		return authorizeNonce(ctx, in.Authority, sig)
+	default: // UpgradeNonceAccount
+		return upgradeNonce(ctx)
 	}
 }
 
@@ -250,12 +264,51 @@ func allocate(ctx *runtime.Context, acct *runtime.AccountRef, addr address, spac
 		ctx.LogRaw(fmt.Sprintf("Allocate: requested %d, max allowed %d", space, MaxPermittedDataLength))
 		return ErrInvalidAccountDataLength
 	}
+	if err := canChangeData(acct); err != nil {
+		return err
+	}
 	if space > 0 {
-		if !acct.IsWritable {
-			return runtime.ErrReadonlyDataModified
-		}
 		acct.Data = make([]byte, space)
 	}
+	return nil
+}
+
+// canChangeData is BorrowedAccount::can_data_be_changed for an account the
+// System program writes: it must be writable and its own.
+func canChangeData(a *runtime.AccountRef) error {
+	if !a.IsWritable {
+		return runtime.ErrReadonlyDataModified
+	}
+	if a.Owner != ProgramID {
+		return runtime.ErrExternalAccountDataModified
+	}
+	return nil
+}
+
+// subLamports and addLamports are BorrowedAccount's checked lamport writes:
+// a read-only account fails even for zero, and only the owner may debit.
+func subLamports(a *runtime.AccountRef, n uint64) error {
+	if n > a.Lamports {
+		return runtime.ErrArithmeticOverflow
+	}
+	if n > 0 && a.Owner != ProgramID {
+		return runtime.ErrExternalAccountLamportSpend
+	}
+	if !a.IsWritable {
+		return runtime.ErrReadonlyLamportChange
+	}
+	a.Lamports -= n
+	return nil
+}
+
+func addLamports(a *runtime.AccountRef, n uint64) error {
+	if a.Lamports+n < a.Lamports {
+		return runtime.ErrArithmeticOverflow
+	}
+	if !a.IsWritable {
+		return runtime.ErrReadonlyLamportChange
+	}
+	a.Lamports += n
 	return nil
 }
 
@@ -267,8 +320,21 @@ func assign(ctx *runtime.Context, acct *runtime.AccountRef, addr address, owner 
 		ctx.LogRaw(fmt.Sprintf("Assign: account %s must sign", addr))
 		return runtime.ErrMissingRequiredSignature
 	}
+	// BorrowedAccount::set_owner.
+	if acct.Owner != ProgramID || !acct.IsWritable || !zeroed(acct.Data) {
+		return runtime.ErrModifiedProgramID
+	}
 	acct.Owner = owner
 	return nil
+}
+
+func zeroed(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func transferVerified(ctx *runtime.Context, from, to *runtime.AccountRef, lamports uint64) error {
@@ -280,10 +346,8 @@ func transferVerified(ctx *runtime.Context, from, to *runtime.AccountRef, lampor
 		ctx.LogRaw(fmt.Sprintf("Transfer: insufficient lamports %d, need %d", from.Lamports, lamports))
 		return ErrResultWithNegativeLamports
 	}
-	from.Lamports -= lamports
-	if to.Lamports+lamports < to.Lamports {
-		return runtime.ErrArithmeticOverflow
+	if err := subLamports(from, lamports); err != nil {
+		return err
 	}
-	to.Lamports += lamports
-	return nil
+	return addLamports(to, lamports)
 }

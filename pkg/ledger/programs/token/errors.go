@@ -26,8 +26,49 @@ const (
 	CodeMintDecimalsMismatch           = 18
 	CodeNonNativeNotSupported          = 19
 	// Token-2022 only.
-	CodeExtensionTypeMismatch = 20
-	CodeImmutableOwner        = 34
+	CodeExtensionTypeMismatch                  = 20
+	CodeExtensionBaseMismatch                  = 21
+	CodeExtensionAlreadyInitialized            = 22
+	CodeMintHasSupply                          = 28
+	CodeNoAuthorityExists                      = 29
+	CodeTransferFeeExceedsMaximum              = 30
+	CodeMintRequiredForTransfer                = 31
+	CodeFeeMismatch                            = 32
+	CodeImmutableOwner                         = 34
+	CodeAccountHasWithheldTransferFees         = 35
+	CodeNoMemo                                 = 36
+	CodeNonTransferable                        = 37
+	CodeNonTransferableNeedsImmutableOwnership = 38
+	CodeCpiGuardSettingsLocked                 = 41
+	CodeCpiGuardTransferBlocked                = 42
+	CodeCpiGuardBurnBlocked                    = 43
+	CodeCpiGuardCloseAccountBlocked            = 44
+	CodeCpiGuardApproveBlocked                 = 45
+	CodeCpiGuardSetAuthorityBlocked            = 46
+	CodeCpiGuardOwnerChangeBlocked             = 47
+	CodeExtensionNotFound                      = 48
+	CodeInvalidExtensionCombination            = 51
+	CodeInvalidLengthForAlloc                  = 52
+	CodeInvalidScale                           = 66
+	CodeMintPaused                             = 67
+)
+
+// Token-metadata and token-group interface errors (their custom codes
+// start at fixed hash-derived bases).
+const (
+	CodeMetadataIncorrectAccount         = 901_952_957
+	CodeMetadataMintHasNoMintAuthority   = 901_952_958
+	CodeMetadataIncorrectMintAuthority   = 901_952_959
+	CodeMetadataIncorrectUpdateAuthority = 901_952_960
+	CodeMetadataImmutable                = 901_952_961
+	CodeMetadataKeyNotFound              = 901_952_962
+
+	CodeGroupSizeExceedsNewMaxSize       = 3_406_457_176
+	CodeGroupSizeExceedsMaxSize          = 3_406_457_177
+	CodeGroupImmutable                   = 3_406_457_178
+	CodeGroupIncorrectMintAuthority      = 3_406_457_179
+	CodeGroupIncorrectUpdateAuthority    = 3_406_457_180
+	CodeGroupMemberAccountIsGroupAccount = 3_406_457_181
 )
 
 // Token program errors as runtime instruction errors.
@@ -54,6 +95,30 @@ var (
 	ErrNonNativeNotSupported          = runtime.Custom(CodeNonNativeNotSupported)
 	ErrExtensionTypeMismatch          = runtime.Custom(CodeExtensionTypeMismatch)
 	ErrImmutableOwner                 = runtime.Custom(CodeImmutableOwner)
+
+	ErrExtensionBaseMismatch                  = runtime.Custom(CodeExtensionBaseMismatch)
+	ErrExtensionAlreadyInitialized            = runtime.Custom(CodeExtensionAlreadyInitialized)
+	ErrMintHasSupply                          = runtime.Custom(CodeMintHasSupply)
+	ErrNoAuthorityExists                      = runtime.Custom(CodeNoAuthorityExists)
+	ErrTransferFeeExceedsMaximum              = runtime.Custom(CodeTransferFeeExceedsMaximum)
+	ErrMintRequiredForTransfer                = runtime.Custom(CodeMintRequiredForTransfer)
+	ErrFeeMismatch                            = runtime.Custom(CodeFeeMismatch)
+	ErrAccountHasWithheldTransferFees         = runtime.Custom(CodeAccountHasWithheldTransferFees)
+	ErrNoMemo                                 = runtime.Custom(CodeNoMemo)
+	ErrNonTransferable                        = runtime.Custom(CodeNonTransferable)
+	ErrNonTransferableNeedsImmutableOwnership = runtime.Custom(CodeNonTransferableNeedsImmutableOwnership)
+	ErrCpiGuardSettingsLocked                 = runtime.Custom(CodeCpiGuardSettingsLocked)
+	ErrCpiGuardTransferBlocked                = runtime.Custom(CodeCpiGuardTransferBlocked)
+	ErrCpiGuardBurnBlocked                    = runtime.Custom(CodeCpiGuardBurnBlocked)
+	ErrCpiGuardCloseAccountBlocked            = runtime.Custom(CodeCpiGuardCloseAccountBlocked)
+	ErrCpiGuardApproveBlocked                 = runtime.Custom(CodeCpiGuardApproveBlocked)
+	ErrCpiGuardSetAuthorityBlocked            = runtime.Custom(CodeCpiGuardSetAuthorityBlocked)
+	ErrCpiGuardOwnerChangeBlocked             = runtime.Custom(CodeCpiGuardOwnerChangeBlocked)
+	ErrExtensionNotFound                      = runtime.Custom(CodeExtensionNotFound)
+	ErrInvalidExtensionCombination            = runtime.Custom(CodeInvalidExtensionCombination)
+	ErrInvalidLengthForAlloc                  = runtime.Custom(CodeInvalidLengthForAlloc)
+	ErrInvalidScale                           = runtime.Custom(CodeInvalidScale)
+	ErrMintPaused                             = runtime.Custom(CodeMintPaused)
 )
 
 // errorText is what the programs' entrypoints log for each TokenError
@@ -81,6 +146,42 @@ var errorText = map[uint32]string{
 	CodeNonNativeNotSupported:          "Error: Instruction does not support non-native tokens",
 	CodeExtensionTypeMismatch:          "Error: New extension type does not match already existing extensions",
 	CodeImmutableOwner:                 "The owner authority cannot be changed",
+
+	CodeExtensionBaseMismatch:                  "Error: Extension does not match the base type provided",
+	CodeExtensionAlreadyInitialized:            "Error: Extension already initialized on this account",
+	CodeMintHasSupply:                          "Error: Mint has non-zero supply. Burn all tokens before closing the mint",
+	CodeNoAuthorityExists:                      "Error: No authority exists to perform the desired operation",
+	CodeTransferFeeExceedsMaximum:              "Error: Transfer fee exceeds maximum of 10,000 basis points",
+	CodeMintRequiredForTransfer:                "Mint required for this account to transfer tokens, use `transfer_checked` or `transfer_checked_with_fee`",
+	CodeFeeMismatch:                            "Calculated fee does not match expected fee",
+	CodeAccountHasWithheldTransferFees:         "Error: An account can only be closed if its withheld fee balance is zero, harvest fees to the mint and try again",
+	CodeNoMemo:                                 "Error: No memo in previous instruction; required for recipient to receive a transfer",
+	CodeNonTransferable:                        "Error: Transfer is disabled for this mint",
+	CodeNonTransferableNeedsImmutableOwnership: "Error: Non-transferable tokens can't be minted to an account without immutable ownership",
+	CodeCpiGuardSettingsLocked:                 "Error: CPI Guard cannot be enabled or disabled in CPI",
+	CodeCpiGuardTransferBlocked:                "Error: CPI Guard is enabled, and a program attempted to transfer user funds without using a delegate",
+	CodeCpiGuardBurnBlocked:                    "Error: CPI Guard is enabled, and a program attempted to burn user funds without using a delegate",
+	CodeCpiGuardCloseAccountBlocked:            "Error: CPI Guard is enabled, and a program attempted to close an account without returning lamports to owner",
+	CodeCpiGuardApproveBlocked:                 "Error: CPI Guard is enabled, and a program attempted to approve a delegate",
+	CodeCpiGuardSetAuthorityBlocked:            "Error: CPI Guard is enabled, and a program attempted to add or change an authority",
+	CodeCpiGuardOwnerChangeBlocked:             "Error: Account ownership cannot be changed while CPI Guard is enabled",
+	CodeExtensionNotFound:                      "Error: Extension not found in account data",
+	CodeInvalidExtensionCombination:            "Error: Mint or account is initialized to an invalid combination of extensions",
+	CodeInvalidLengthForAlloc:                  "Error: Extension allocation with overwrite must use the same length",
+	CodeInvalidScale:                           "Error: Invalid scale for scaled ui amount",
+	CodeMintPaused:                             "Error: Transferring, minting, and burning is paused on this mint",
+	CodeMetadataIncorrectAccount:               "Incorrect account provided",
+	CodeMetadataMintHasNoMintAuthority:         "Mint has no mint authority",
+	CodeMetadataIncorrectMintAuthority:         "Incorrect mint authority has signed the instruction",
+	CodeMetadataIncorrectUpdateAuthority:       "Incorrect metadata update authority has signed the instruction",
+	CodeMetadataImmutable:                      "Token metadata has no update authority",
+	CodeMetadataKeyNotFound:                    "Key not found in metadata account",
+	CodeGroupSizeExceedsNewMaxSize:             "Size is greater than proposed max size",
+	CodeGroupSizeExceedsMaxSize:                "Size is greater than max size",
+	CodeGroupImmutable:                         "Group is immutable",
+	CodeGroupIncorrectMintAuthority:            "Incorrect mint authority has signed the instruction",
+	CodeGroupIncorrectUpdateAuthority:          "Incorrect update authority has signed the instruction",
+	CodeGroupMemberAccountIsGroupAccount:       "Member account should not be the same as the group account",
 }
 
 // ErrorLog is the line the token programs log before failing with err:

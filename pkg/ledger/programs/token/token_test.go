@@ -519,20 +519,18 @@ func TestApproveRevokeFreeze(t *testing.T) {
 					t.Errorf("%+v", a)
 				}
 			}},
-		{name: "revoke-by-delegate", only: classicOnly,
+		// Both programs let a delegate give up its own approval.
+		{name: "revoke-by-delegate",
 			setup: func(f *fixture) {
 				f.edit(f.src, func(a *spl.TokenAccount) { d := carol; a.Delegate, a.DelegatedAmount = &d, 10 })
 			},
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{spl.TokenRevoke(f.prog, f.src, carol)}
 			},
-			err: token.ErrOwnerMismatch},
-		{name: "revoke-by-delegate", only: t22Only,
-			setup: func(f *fixture) {
-				f.edit(f.src, func(a *spl.TokenAccount) { d := carol; a.Delegate, a.DelegatedAmount = &d, 10 })
-			},
-			ixs: func(f *fixture) []txwire.Instruction {
-				return []txwire.Instruction{spl.TokenRevoke(f.prog, f.src, carol)}
+			check: func(t *testing.T, f *fixture) {
+				if a := f.h.TokenAccount(f.src); a.Delegate != nil || a.DelegatedAmount != 0 {
+					t.Errorf("delegate kept: %+v", a)
+				}
 			}},
 		{name: "freeze-thaw",
 			ixs: func(f *fixture) []txwire.Instruction {
@@ -653,12 +651,18 @@ func TestSetAuthority(t *testing.T) {
 				return []txwire.Instruction{spl.TokenSetAuthority(f.prog, f.mint, mintAuth, spl.AuthorityCloseAccount, &c)}
 			},
 			err: token.ErrAuthorityTypeNotSupported},
-		{name: "neither-mint-nor-account",
+		{name: "neither-mint-nor-account", only: classicOnly,
 			setup: func(f *fixture) { f.blank(f.src, 100) },
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{spl.TokenSetAuthority(f.prog, f.src, alice, spl.AuthorityAccountOwner, &c)}
 			},
 			err: runtime.ErrInvalidArgument},
+		{name: "neither-mint-nor-account", only: t22Only,
+			setup: func(f *fixture) { f.blank(f.src, 100) },
+			ixs: func(f *fixture) []txwire.Instruction {
+				return []txwire.Instruction{spl.TokenSetAuthority(f.prog, f.src, alice, spl.AuthorityAccountOwner, &c)}
+			},
+			err: runtime.ErrInvalidAccountData},
 		{name: "bad-authority-type", only: classicOnly,
 			ixs: func(f *fixture) []txwire.Instruction {
 				in := spl.TokenSetAuthority(f.prog, f.src, alice, spl.AuthorityAccountOwner, &c)
@@ -757,12 +761,18 @@ func TestCloseAndSyncNative(t *testing.T) {
 				return []txwire.Instruction{spl.TokenSyncNative(f.prog, f.wsolB)}
 			},
 			err: runtime.ErrIncorrectProgramID},
-		{name: "sync-native-lamports-below-amount", only: classicOnly, // Token-2022: TestNativeSyncNative
+		// p-token sets the amount to the lamports above the reserve even
+		// when that lowers it (Token-2022: TestNativeSyncNative).
+		{name: "sync-native-lamports-below-amount", only: classicOnly,
 			setup: func(f *fixture) { f.edit(f.wsolA, func(a *spl.TokenAccount) { a.Amount += 1 }) },
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{spl.TokenSyncNative(f.prog, f.wsolA)}
 			},
-			err: token.ErrInvalidState},
+			check: func(t *testing.T, f *fixture) {
+				if a := f.h.TokenAccount(f.wsolA); a.Amount != f.h.Account(f.wsolA).Lamports-*a.IsNative {
+					t.Errorf("amount %d", a.Amount)
+				}
+			}},
 	})
 }
 
@@ -929,12 +939,18 @@ func TestInitialize(t *testing.T) {
 				return []txwire.Instruction{initMultisig(f.prog, ms, 12, false, alice)}
 			},
 			err: token.ErrInvalidNumberOfRequiredSigners},
-		{name: "initialize-multisig-wrong-size",
+		{name: "initialize-multisig-wrong-size", only: classicOnly,
 			setup: func(f *fixture) { f.blank(ms, 354) },
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{initMultisig(f.prog, ms, 1, false, alice)}
 			},
 			err: runtime.ErrInvalidAccountData},
+		{name: "initialize-multisig-wrong-size", only: t22Only,
+			setup: func(f *fixture) { f.blank(ms, 354) },
+			ixs: func(f *fixture) []txwire.Instruction {
+				return []txwire.Instruction{initMultisig(f.prog, ms, 1, false, alice)}
+			},
+			err: runtime.ErrInvalidArgument},
 	})
 }
 
@@ -1003,12 +1019,11 @@ func TestQueries(t *testing.T) {
 				return []txwire.Instruction{getAccountDataSize(f.prog, f.mint, 1)}
 			},
 			err: token.ErrExtensionTypeMismatch},
-		{name: "get-account-data-size-unsupported-extension", only: t22Only,
+		{name: "get-account-data-size-memo-transfer", only: t22Only,
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{getAccountDataSize(f.prog, f.mint, 8)}
 			},
-			err:  runtime.ErrInvalidInstructionData,
-			logs: []string{"Program log: Error: Token-2022 extension MemoTransfer is not supported by the ferry ledger"}},
+			logs: []string{"Program return: TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb " + b64(171)}},
 		{name: "get-account-data-size-foreign-mint",
 			setup: func(f *fixture) { f.h.Account(f.mint).Owner = foreignPrg },
 			ixs: func(f *fixture) []txwire.Instruction {
@@ -1113,51 +1128,13 @@ func TestImmutableOwner(t *testing.T) {
 	})
 }
 
-func TestToken2022Extensions(t *testing.T) {
-	f := newFixture(t, token.Token2022)
-	// An account carrying a TransferFeeAmount extension is refused.
-	acc := f.h.Account(f.dst)
-	acc.Data = append(acc.Data, spl.AccountTypeAccount, 2, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-	acc.Lamports = f.h.Env.Rent.MinimumBalance(len(acc.Data))
-	res := f.h.Run(payer, spl.TokenTransfer(f.prog, f.src, f.dst, alice, 1))
-	res.RequireError(t, 0, runtime.ErrInvalidAccountData)
-	res.RequireLogs(t, "Program log: Error: Token-2022 extension TransferFeeAmount is not supported by the ferry ledger")
-
-	// A mint with metadata-style extensions is fine.
-	ext := key("ext-mint")
-	ma := mintAuth
-	data := spl.Mint{MintAuthority: &ma, Decimals: 2, IsInitialized: true}.Encode()
-	data = append(data, make([]byte, spl.TokenAccountSize-spl.MintSize)...)
-	data = append(data, spl.AccountTypeMint, 18, 0, 64, 0) // MetadataPointer, 64 bytes
-	data = append(data, make([]byte, 64)...)
-	f.h.SetAccount(ext, runtime.Account{Lamports: f.h.Env.Rent.MinimumBalance(len(data)), Owner: f.prog, Data: data})
-	extAcct := key("ext-acct")
-	f.blank(extAcct, spl.TokenAccountSize)
-	f.h.Run(payer, spl.TokenInitializeAccount3(f.prog, extAcct, ext, carol), spl.TokenMintToChecked(f.prog, ext, extAcct, mintAuth, 10, 2)).RequireSuccess(t)
-	if f.h.Mint(ext).Supply != 10 {
-		t.Error("supply")
-	}
-
-	// Extension instructions are refused clearly; unknown opcodes are
-	// InvalidInstruction.
-	res = f.h.Run(payer, ix(f.prog, []byte{25, 0}, txwire.Writable(ext)))
-	res.RequireError(t, 0, runtime.ErrInvalidInstructionData)
-	res.RequireLogs(t, "Program log: Error: Token-2022 instruction InitializeMintCloseAuthority is not supported by the ferry ledger")
-	f.h.Run(payer, ix(f.prog, []byte{99}, txwire.Writable(ext))).RequireError(t, 0, token.ErrInvalidInstruction)
-}
-
 func TestDecodeErrors(t *testing.T) {
 	runTokenCases(t, []tokenCase{
-		{name: "empty", only: classicOnly,
+		{name: "empty",
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{ix(f.prog, nil, txwire.Writable(f.src))}
 			},
 			err: token.ErrInvalidInstruction, logs: []string{"Program log: Error: Invalid instruction"}},
-		{name: "empty", only: t22Only,
-			ixs: func(f *fixture) []txwire.Instruction {
-				return []txwire.Instruction{ix(f.prog, nil, txwire.Writable(f.src))}
-			},
-			err: runtime.ErrInvalidInstructionData},
 		{name: "extension-opcode", only: classicOnly,
 			ixs: func(f *fixture) []txwire.Instruction {
 				return []txwire.Instruction{ix(f.prog, []byte{25}, txwire.Writable(f.src))}
