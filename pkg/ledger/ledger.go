@@ -75,6 +75,10 @@ type Ledger struct {
 	// the value as of the newest finalized slot without undo history.
 	capital uint64
 	capBase uint64
+	// unstored is the part of capital held by accounts the store never
+	// sees (setSysvar); the stored capital leaves it out, since a reopened
+	// ledger adds those accounts again.
+	unstored uint64
 	// confirmed is the newest durable block, finalized the newest block
 	// FinalityDepth below it.
 	confirmed *blockHeader
@@ -483,7 +487,7 @@ func (l *Ledger) freeze() {
 		return
 	}
 	// Agave burns what the incinerator received during the block.
-	if l.accounts[spl.IncineratorID] != nil {
+	if l.bank.get(spl.IncineratorID) != nil {
 		l.mu.Lock()
 		l.put(spl.IncineratorID, nil)
 		l.mu.Unlock()
@@ -562,12 +566,13 @@ func (l *Ledger) freeze() {
 	root := l.finalized.slot
 	dels := l.idxDeletes
 	l.idxDeletes = nil
+	stored := w.capAfter - l.unstored
 	l.mu.Unlock()
 
 	if l.obs.active.Load() {
 		l.obs.publish(Event{Kind: EventFrozen, Slot: w.slot, Parent: w.parent, Root: root, Txs: txs, Time: l.cfg.Now()})
 	}
-	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf, capital: w.capAfter, indexAdds: adds, indexDels: dels}
+	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf, capital: stored, indexAdds: adds, indexDels: dels}
 }
 
 // pruneFinalized drops the undo history of finalized slots, which no

@@ -30,7 +30,7 @@ const (
 func (l *Ledger) refreshSysvars(parent *blockHeader) {
 	sh := make([]byte, slotHashesSize)
 	n := 0
-	if old := l.accounts[spl.SysvarSlotHashesID]; old != nil && len(old.Data) == slotHashesSize {
+	if old := l.bank.get(spl.SysvarSlotHashesID); old != nil && len(old.Data) == slotHashesSize {
 		prev := int(min(binary.LittleEndian.Uint64(old.Data), spl.SlotHashesMaxEntries))
 		n = min(prev+1, spl.SlotHashesMaxEntries)
 		binary.LittleEndian.PutUint64(sh[8:], parent.slot)
@@ -60,10 +60,14 @@ func (l *Ledger) refreshSysvars(parent *blockHeader) {
 
 // setSysvar replaces a sysvar account in the bank without recording the
 // write in the working slot (refreshSysvars). Callers hold mu.
+//
+// A durable ledger never writes these accounts to its store, so they stay
+// in the bank's memory (accountSet.persisted drops only written values)
+// and their program-index entry stays in the in-memory index.
 func (l *Ledger) setSysvar(key solana.PublicKey, data []byte) {
 	a := sysvarAccount(l.cfg.Rent, data)
-	old := l.accounts[key]
-	l.accounts[key] = a
+	old := l.bank.get(key)
+	l.bank.set(key, a)
 	var was uint64
 	if old == nil {
 		l.programs.add(a.Owner, key)
@@ -73,4 +77,5 @@ func (l *Ledger) setSysvar(key solana.PublicKey, data []byte) {
 	// The supply counts the sysvar from the start (it has no history).
 	l.capital += a.Lamports - was
 	l.capBase += a.Lamports - was
+	l.unstored += a.Lamports - was
 }
