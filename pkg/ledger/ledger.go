@@ -99,6 +99,8 @@ type Ledger struct {
 	obs      observers
 
 	stats stats // what the RPC reports about recent slots (stats.go)
+
+	clock clockControl // development clock control (clockctl.go)
 }
 
 // blockHeader is an in-memory frozen block.
@@ -328,8 +330,7 @@ func (l *Ledger) createGenesis() error {
 // openSlot starts the working slot on top of parent and updates the Clock
 // sysvar. Callers hold mu.
 func (l *Ledger) openSlot(parent *blockHeader) {
-	now := l.cfg.Now().Unix()
-	slot := parent.slot + 1
+	slot, now := l.nextSlotAfter(parent)
 	s := &slotState{
 		slot: slot, height: parent.height + 1, parent: parent.slot, parentHash: parent.hash,
 		time: now, pre: map[solana.PublicKey]*Account{},
@@ -358,12 +359,14 @@ func (l *Ledger) loop() {
 	for {
 		select {
 		case <-l.wake:
-			l.drain()
+			l.run()
 		case <-tick:
-			l.drain()
-			l.freeze()
+			l.run()
+			if l.tickEndsSlot() {
+				l.freeze()
+			}
 		case op := <-l.ops:
-			l.drain()
+			l.run()
 			op()
 		case <-l.quit:
 			l.qmu.Lock()
@@ -543,7 +546,7 @@ func (l *Ledger) persist() {
 		}
 		prevFinal := l.finalized.slot
 		if l.confirmed.slot >= uint64(l.cfg.FinalityDepth) {
-			if h := l.headerAt(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
+			if h := l.headerAtOrBefore(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
 				l.finalized = h
 			}
 		}
