@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -65,6 +66,10 @@ func ParseBlockMode(s string) (BlockMode, error) {
 // after the working slot's: slots only increase and the Clock sysvar does
 // not go back.
 var ErrTimeTravelPast = errors.New("cannot travel to the past")
+
+// ErrTimeTravelTooFar refuses a jump whose time span does not fit a
+// time.Duration (about 146 years of slots).
+var ErrTimeTravelTooFar = errors.New("cannot travel that far")
 
 // clockControl is the development clock state. The chain's time is the
 // wall clock (Config.Now) plus offset; while paused it stands still at
@@ -211,6 +216,9 @@ func (l *Ledger) TimeTravelToSlot(ctx context.Context, next uint64) (ClockState,
 	return l.travel(ctx, func(cur uint64, _ time.Time) (uint64, time.Duration, error) {
 		if next <= cur {
 			return 0, 0, fmt.Errorf("%w: slot %d is not after the working slot %d", ErrTimeTravelPast, next, cur)
+		}
+		if next-cur > uint64(math.MaxInt64/2/int64(l.cfg.SlotDuration)) {
+			return 0, 0, fmt.Errorf("%w: slot %d is %d slots ahead", ErrTimeTravelTooFar, next, next-cur)
 		}
 		return next, time.Duration(next-cur) * l.cfg.SlotDuration, nil
 	})

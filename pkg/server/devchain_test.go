@@ -355,6 +355,8 @@ func TestNoCheatcodes(t *testing.T) {
 		for _, c := range []struct{ url, method string }{
 			{info.URLs[KeyRPC], devchain.MethodSetAccount}, {info.URLs[KeyRPC], devchain.MethodHaltLedger},
 			{info.URLs[KeyEphemeral], devchain.FerrySetTokenAccount}, {info.URLs[KeyEphemeral], devchain.MethodCrankQueue},
+			{info.URLs[KeyRPC], devchain.MethodTimeTravel}, {info.URLs[KeyEphemeral], devchain.MethodAdvanceClock},
+			{info.URLs[KeyRPC], devchain.MethodPauseClock}, {info.URLs[KeyRPC], devchain.MethodMineBlocks},
 		} {
 			c2, _ := chainclient.New(c.url)
 			err := c2.Call(t.Context(), c.method, []any{}, nil)
