@@ -36,6 +36,11 @@ without committing it; export and import snapshots of accounts. They are
 the JSON-RPC methods of surfpool (surfnet_setAccount, ...), so surfpool's
 SDKs work against ferry serve too, with ferry_* aliases.
 
+Clock controls work on either node too: travel to a later slot, epoch or
+time, advance the clock by a duration (on the rollup, delayed private
+payouts become due), pause and resume it, choose when blocks are produced
+(clock, transaction, manual) and mine blocks now.
+
 Rollup controls talk to the local validator: commit or undelegate a
 wallet's rollup balance now, settle queued private payouts now whatever
 their delay (crank), and show the transfer queues.
@@ -51,7 +56,8 @@ acts on chain.`,
   ferry transfer --sign alice.json --to $BOB --mint $MINT --amount 1000000 --visibility private \
     --from-balance ephemeral --to-balance base --min-delay-ms 600000 --output json | ferry send --confirm
   ferry dev queue
-  ferry dev crank
+  ferry dev crank            # settle it now, or:
+  ferry dev advance 10m --ephemeral   # let its delay run out
 
   # USDC's devnet mint, locally
   ferry dev set-mint 4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU --decimals 6`,
@@ -59,6 +65,7 @@ acts on chain.`,
 	for _, add := range []func(*cmdutil.Factory) *cobra.Command{
 		newSetAccountCmd, newSetTokenAccountCmd, newSetMintCmd, newResetAccountCmd, newProfileCmd,
 		newExportCmd, newImportCmd, newCrankCmd, newQueueCmd, newCommitCmd, newUndelegateCmd, newHaltCmd,
+		newTimeTravelCmd, newAdvanceCmd, newPauseCmd, newResumeCmd, newBlockModeCmd, newMineCmd, newClockCmd,
 	} {
 		cmd.AddCommand(add(f))
 	}

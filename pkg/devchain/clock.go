@@ -67,8 +67,8 @@ type ClockView struct {
 	UnixTimestamp int64 `json:"unixTimestamp" doc:"Clock sysvar time of the working slot, Unix seconds."`
 	// OffsetSeconds is how far the chain's time is ahead of the wall
 	// clock (time travel, minus time spent paused).
-	OffsetSeconds float64 `json:"offsetSeconds" doc:"How far the chain's time is ahead of the wall clock, seconds."`
-	Paused        bool    `json:"paused" doc:"The clock stands still (pauseClock)."`
+	OffsetSeconds int64 `json:"offsetSeconds" doc:"How far the chain's time is ahead of the wall clock, whole seconds."`
+	Paused        bool  `json:"paused" doc:"The clock stands still (pauseClock)."`
 	// BlockProductionMode is clock, transaction or manual.
 	BlockProductionMode string `json:"blockProductionMode" doc:"When blocks are produced: clock, transaction or manual."`
 }
@@ -80,7 +80,7 @@ func (n *Node) view(st ledger.ClockState) *ClockView {
 			AbsoluteSlot: st.AbsoluteSlot, BlockHeight: st.BlockHeight, Epoch: st.Epoch, SlotIndex: st.SlotIndex,
 			SlotsInEpoch: st.SlotsInEpoch, TransactionCount: st.TransactionCount,
 		},
-		UnixTimestamp: st.UnixTimestamp, OffsetSeconds: st.Offset.Seconds(), Paused: st.Paused, BlockProductionMode: st.Mode.String(),
+		UnixTimestamp: st.UnixTimestamp, OffsetSeconds: int64(st.Offset / time.Second), Paused: st.Paused, BlockProductionMode: st.Mode.String(),
 	}
 }
 

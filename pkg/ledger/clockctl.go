@@ -243,7 +243,9 @@ func (l *Ledger) AdvanceClock(ctx context.Context, d time.Duration) (ClockState,
 	if d <= 0 {
 		return ClockState{}, fmt.Errorf("%w: advance by %s", ErrTimeTravelPast, d)
 	}
-	return l.TimeTravelToTime(ctx, l.chainNow().Add(d))
+	return l.travel(ctx, func(cur uint64, _ time.Time) (uint64, time.Duration, error) {
+		return cur + max(1, uint64(d/l.cfg.SlotDuration)), d, nil
+	})
 }
 
 // travel runs a time travel on the slot loop: plan picks the next slot

@@ -46,7 +46,12 @@ func (b *bridge) baseToEphemeral(ctx context.Context) (bool, error) {
 	}
 	tip := b.p.Base.Slot(ledger.Confirmed)
 	work := false
-	for slot := max(from.Slot, 1); slot <= tip; slot++ {
+	// Only slots with blocks: a time travel skips many.
+	slots, err := b.p.Base.Blocks(max(from.Slot, 1), tip, maxScanBlocks, ledger.Confirmed)
+	if err != nil {
+		return false, fmt.Errorf("list base blocks: %w", err)
+	}
+	for _, slot := range slots {
 		if err := ctx.Err(); err != nil {
 			return work, err
 		}
@@ -76,6 +81,10 @@ func (b *bridge) baseToEphemeral(ctx context.Context) (bool, error) {
 	}
 	return work, nil
 }
+
+// maxScanBlocks bounds the base blocks one pass reads; the next pass goes
+// on from there.
+const maxScanBlocks = 4096
 
 // flushCursor records pos as done without other work.
 func (b *bridge) flushCursor(ctx context.Context, pos magic.Position) error {

@@ -68,7 +68,7 @@ func TestClockControlsServed(t *testing.T) {
 		if err := base.Call(t.Context(), devchain.MethodGetClock, []any{}, &v); err != nil {
 			t.Fatal(err)
 		}
-		if v.Node != devchain.NodeBase || v.AbsoluteSlot < target || v.OffsetSeconds < 10_000*0.02-0.01 {
+		if v.Node != devchain.NodeBase || v.AbsoluteSlot < target || v.OffsetSeconds < 199 {
 			t.Fatalf("getClock after travel %+v", v)
 		}
 
