@@ -68,6 +68,7 @@ func (l *Ledger) accountAt(key solana.PublicKey, cutoff uint64) *Account {
 // exist, with the slot the read reflects. The account is shared: do not
 // modify it.
 func (l *Ledger) Account(key solana.PublicKey, c Commitment) (*Account, uint64) {
+	l.forkRead(key)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
@@ -76,6 +77,7 @@ func (l *Ledger) Account(key solana.PublicKey, c Commitment) (*Account, uint64) 
 
 // Accounts reads several accounts from one consistent snapshot.
 func (l *Ledger) Accounts(keys []solana.PublicKey, c Commitment) ([]*Account, uint64) {
+	l.forkRead(keys...)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)

@@ -101,6 +101,7 @@ type Ledger struct {
 	stats stats // what the RPC reports about recent slots (stats.go)
 
 	clock clockControl // development clock control (clockctl.go)
+	fork  forkState    // the AccountSource of a lazy fork (source.go)
 }
 
 // blockHeader is an in-memory frozen block.

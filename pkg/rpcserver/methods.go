@@ -920,7 +920,10 @@ func txEncodingParam(enc *string) string {
 func ledgerError(err error) error {
 	var inv *ledger.InvalidTransactionError
 	var pf *ledger.PreflightError
+	var up *ledger.UnsupportedProgramError
 	switch {
+	case errors.As(err, &up):
+		return InvalidParam("%s", up.Error())
 	case errors.As(err, &inv):
 		if inv.TxErr != nil {
 			return InvalidParam("invalid transaction: %s", inv.TxErr.Error())
