@@ -186,4 +186,3 @@ func FuzzReadCloneFile(f *testing.F) {
 		}
 	})
 }
-
