@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -47,19 +48,32 @@ func (e *UnsupportedProgramError) Error() string {
 	return fmt.Sprintf("transaction calls program %s, an SBF program of the forked cluster %s: ferry serve does not run SBF programs, only its builtin ones (System, SPL Token, Token-2022, Associated Token, Memo, Compute Budget, eSPL, delegation)", e.Program, e.Source)
 }
 
-// forkState is the ledger's view of its AccountSource.
+// forkState is the ledger's view of its AccountSource. src is read on
+// every account read, hence atomic; mu guards seen.
 type forkState struct {
+	src  atomic.Pointer[AccountSource]
 	mu   sync.Mutex
-	src  AccountSource
 	seen map[solana.PublicKey]struct{}
 }
 
 // SetAccountSource makes the ledger a lazy fork of src (see
 // AccountSource). Set it once, before the ledger is used by others.
+// Account and Accounts then may fetch, which runs on the slot loop: call
+// them from outside Apply (its functions read through the AccountWriter,
+// and Prefetch first what they need).
 func (l *Ledger) SetAccountSource(src AccountSource) {
 	l.fork.mu.Lock()
-	l.fork.src, l.fork.seen = src, map[solana.PublicKey]struct{}{}
+	l.fork.seen = map[solana.PublicKey]struct{}{}
 	l.fork.mu.Unlock()
+	l.fork.src.Store(&src)
+}
+
+// source is the AccountSource, or nil.
+func (l *Ledger) source() AccountSource {
+	if p := l.fork.src.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // forkFetch copies from the source the keys the ledger lacks and has not
@@ -67,9 +81,7 @@ func (l *Ledger) SetAccountSource(src AccountSource) {
 // the slot loop.
 func (l *Ledger) forkFetch(ctx context.Context, keys []solana.PublicKey) error {
 	f := &l.fork
-	f.mu.Lock()
-	src := f.src
-	f.mu.Unlock()
+	src := l.source()
 	if src == nil || len(keys) == 0 {
 		return nil
 	}
@@ -162,7 +174,7 @@ func (l *Ledger) Prefetch(ctx context.Context, keys ...solana.PublicKey) error {
 // forkRead is forkFetch for the reads that have no context; a failure
 // leaves the accounts missing (and logged) rather than failing the read.
 func (l *Ledger) forkRead(keys ...solana.PublicKey) {
-	if !l.hasForkSource() {
+	if l.source() == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ForkFetchTimeout)
@@ -172,17 +184,12 @@ func (l *Ledger) forkRead(keys ...solana.PublicKey) {
 	}
 }
 
-func (l *Ledger) hasForkSource() bool {
-	l.fork.mu.Lock()
-	defer l.fork.mu.Unlock()
-	return l.fork.src != nil
-}
-
 // forkPrefetch copies a transaction's missing accounts before it runs,
 // and refuses one that calls a program the ledger cannot run but the
 // source has (an SBF program), naming it.
 func (l *Ledger) forkPrefetch(ctx context.Context, tx *txwire.Transaction) error {
-	if !l.hasForkSource() {
+	src := l.source()
+	if src == nil {
 		return nil
 	}
 	keys := tx.Message.AccountKeys
@@ -201,7 +208,7 @@ func (l *Ledger) forkPrefetch(ctx context.Context, tx *txwire.Transaction) error
 		a := l.accounts[prog]
 		l.mu.RUnlock()
 		if a != nil && a.Executable {
-			return &UnsupportedProgramError{Program: prog, Source: l.fork.src.Name()}
+			return &UnsupportedProgramError{Program: prog, Source: src.Name()}
 		}
 	}
 	return nil
