@@ -47,6 +47,17 @@ func TestTimeTravelRPC(t *testing.T) {
 			t.Fatalf("clock sysvar slot %d, want %d", slot, want)
 		}
 	}
+	// The skipped slots have no block: Agave's "skipped" for them, "not
+	// available" past the confirmed slot.
+	n.advance()
+	n.fails("getBlock", `[4000,{"commitment":"confirmed"}]`, -32007, "Slot 4000 was skipped, or missing due to ledger jump to recent snapshot")
+	n.fails("getBlockTime", `[4999]`, -32007, "Slot 4999 was skipped")
+	n.fails("getBlock", `[99999999,{"commitment":"confirmed"}]`, -32004, "Block not available for slot 99999999")
+	var blocks []uint64
+	n.ok("getBlocks", `[4000,5000,{"commitment":"confirmed"}]`, &blocks)
+	if len(blocks) != 1 || blocks[0] != 5000 {
+		t.Fatalf("getBlocks over the jump: %v", blocks)
+	}
 	unix, slot := n.clockUnix()
 	target := (unix + 600) * 1000
 	var info devchain.EpochInfo

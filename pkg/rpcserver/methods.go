@@ -579,7 +579,7 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if info == nil {
-		return nil, Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
+		return nil, h.noBlock(slot, c)
 	}
 	return RenderBlockFor(ctx, h.readFilter(), info, txs, BlockOptions{
 		Encoding: enc, Details: details, Rewards: cfg.Rewards == nil || *cfg.Rewards,
@@ -619,9 +619,19 @@ func (h *Handler) getBlockTime(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if info == nil {
-		return nil, Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
+		return nil, h.noBlock(slot, ledger.Confirmed)
 	}
 	return info.Time, nil
+}
+
+// noBlock is the error for a slot without a block: Agave's -32007 for a
+// slot the chain has passed without producing one (a development chain's
+// time travel skips slots), -32004 for one not reached yet.
+func (h *Handler) noBlock(slot uint64, c ledger.Commitment) error {
+	if slot < h.l.Slot(max(c, ledger.Confirmed)) {
+		return Errorf(CodeSlotSkipped, "Slot %d was skipped, or missing due to ledger jump to recent snapshot", slot)
+	}
+	return Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
 }
 
 // blocksCommitment is the commitment of getBlocks/getBlocksWithLimit. It
