@@ -153,5 +153,17 @@ func TestClockControlsServed(t *testing.T) {
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
+
+		// Rollup controls still finish while both nodes make blocks only
+		// on demand: the validator ends the slots it waits for.
+		for _, layer := range []string{"base", "ephemeral"} {
+			callTool(t, cs, mcpserver.ToolDevSetBlockMode, map[string]any{"layer": layer, "mode": "manual"}, &v)
+		}
+		callTool(t, cs, mcpserver.ToolDevPauseClock, map[string]any{"layer": "base"}, &v)
+		var rr devchain.RollupResult
+		callTool(t, cs, mcpserver.ToolDevCommitAccount, map[string]any{"account": alice.Address, "mint": mint}, &rr)
+		if rr.Amount != "2000000" || len(rr.Transactions) == 0 {
+			t.Fatalf("commit with manual block production: %+v", rr)
+		}
 	})
 }
