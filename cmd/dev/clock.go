@@ -175,8 +175,9 @@ until "ferry dev resume". Transactions still execute and are readable at
 processed commitment; they are confirmed when a block is produced (resume,
 mine, time travel, or each transaction in transaction mode).
 
-While a node is paused, the rollup validator's work that waits for
-confirmation (deposits reaching the rollup, commits, payouts) waits too.`,
+While a node is paused, the rollup validator's background work that waits
+for confirmation (deposits reaching the rollup, commits, payouts) waits
+too; "ferry dev commit", "undelegate" and "crank" still finish.`,
 		Example: `  ferry dev pause
   ferry dev mine 3
   ferry dev resume`,
