@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -145,10 +146,23 @@ const (
 	confirmTimeout = 30 * time.Second
 )
 
-// waitConfirmed waits until slot is confirmed on the node.
-func (n *node) waitConfirmed(ctx context.Context, slot uint64) error {
+// waitConfirmed waits until slot is confirmed on the node. A node that
+// does not end slots by itself (paused, or producing blocks per
+// transaction or on demand: ferry dev pause, block-mode) confirms the
+// write with its next block only, so waiting would hang: the write is
+// readable at processed already, and stderr says so.
+func (n *node) waitConfirmed(ctx context.Context, slot uint64, errOut io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	var clock devchain.ClockView
+	if err := n.c.Call(ctx, devchain.MethodGetClock, []any{}, &clock); err == nil && (clock.Paused || clock.BlockProductionMode != "clock") {
+		why := "its clock is paused"
+		if !clock.Paused {
+			why = "it produces blocks in " + clock.BlockProductionMode + " mode"
+		}
+		fmt.Fprintf(errOut, "note: the %s node is not ending slots by itself (%s): the write is processed now and confirmed with its next block (ferry dev mine)\n", n.name, why)
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
@@ -172,7 +186,7 @@ func (n *node) waitConfirmed(ctx context.Context, slot uint64) error {
 // prints it: JSON (devchain's WriteResult), the address alone in a pipe,
 // a line on a terminal.
 func printWrite(ctx context.Context, f *cmdutil.Factory, n *node, res *devchain.WriteResult, summary string) error {
-	if err := n.waitConfirmed(ctx, res.Slot); err != nil {
+	if err := n.waitConfirmed(ctx, res.Slot, f.IO.ErrOut); err != nil {
 		return err
 	}
 	if f.JSON() {
