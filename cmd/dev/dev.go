@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,11 @@ without committing it; export and import snapshots of accounts. They are
 the JSON-RPC methods of surfpool (surfnet_setAccount, ...), so surfpool's
 SDKs work against ferry serve too, with ferry_* aliases.
 
+Clock controls work on either node too: travel to a later slot, epoch or
+time, advance the clock by a duration (on the rollup, delayed private
+payouts become due), pause and resume it, choose when blocks are produced
+(clock, transaction, manual) and mine blocks now.
+
 Rollup controls talk to the local validator: commit or undelegate a
 wallet's rollup balance now, settle queued private payouts now whatever
 their delay (crank), and show the transfer queues.
@@ -51,7 +57,8 @@ acts on chain.`,
   ferry transfer --sign alice.json --to $BOB --mint $MINT --amount 1000000 --visibility private \
     --from-balance ephemeral --to-balance base --min-delay-ms 600000 --output json | ferry send --confirm
   ferry dev queue
-  ferry dev crank
+  ferry dev crank            # settle it now, or:
+  ferry dev advance 10m --ephemeral   # let its delay run out
 
   # USDC's devnet mint, locally
   ferry dev set-mint 4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU --decimals 6`,
@@ -59,6 +66,7 @@ acts on chain.`,
 	for _, add := range []func(*cmdutil.Factory) *cobra.Command{
 		newSetAccountCmd, newSetTokenAccountCmd, newSetMintCmd, newResetAccountCmd, newProfileCmd,
 		newExportCmd, newImportCmd, newCrankCmd, newQueueCmd, newCommitCmd, newUndelegateCmd, newHaltCmd,
+		newTimeTravelCmd, newAdvanceCmd, newPauseCmd, newResumeCmd, newBlockModeCmd, newMineCmd, newClockCmd,
 	} {
 		cmd.AddCommand(add(f))
 	}
@@ -138,10 +146,23 @@ const (
 	confirmTimeout = 30 * time.Second
 )
 
-// waitConfirmed waits until slot is confirmed on the node.
-func (n *node) waitConfirmed(ctx context.Context, slot uint64) error {
+// waitConfirmed waits until slot is confirmed on the node. A node that
+// does not end slots by itself (paused, or producing blocks per
+// transaction or on demand: ferry dev pause, block-mode) confirms the
+// write with its next block only, so waiting would hang: the write is
+// readable at processed already, and stderr says so.
+func (n *node) waitConfirmed(ctx context.Context, slot uint64, errOut io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	var clock devchain.ClockView
+	if err := n.c.Call(ctx, devchain.MethodGetClock, []any{}, &clock); err == nil && (clock.Paused || clock.BlockProductionMode != "clock") {
+		why := "its clock is paused"
+		if !clock.Paused {
+			why = "it produces blocks in " + clock.BlockProductionMode + " mode"
+		}
+		fmt.Fprintf(errOut, "note: the %s node is not ending slots by itself (%s): the write is processed now and confirmed with its next block (ferry dev mine)\n", n.name, why)
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
@@ -165,7 +186,7 @@ func (n *node) waitConfirmed(ctx context.Context, slot uint64) error {
 // prints it: JSON (devchain's WriteResult), the address alone in a pipe,
 // a line on a terminal.
 func printWrite(ctx context.Context, f *cmdutil.Factory, n *node, res *devchain.WriteResult, summary string) error {
-	if err := n.waitConfirmed(ctx, res.Slot); err != nil {
+	if err := n.waitConfirmed(ctx, res.Slot, f.IO.ErrOut); err != nil {
 		return err
 	}
 	if f.JSON() {

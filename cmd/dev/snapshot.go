@@ -188,7 +188,7 @@ surfnet_exportSnapshot) or "solana account ADDRESS --output json" output
 			if err := n.call(cmd.Context(), devchain.MethodImportSnapshot, []any{snap}, &res); err != nil {
 				return err
 			}
-			if err := n.waitConfirmed(cmd.Context(), res.Context.Slot); err != nil {
+			if err := n.waitConfirmed(cmd.Context(), res.Context.Slot, f.IO.ErrOut); err != nil {
 				return err
 			}
 			out := devchain.ImportResult{WriteResult: devchain.WriteResult{Node: n.name, Slot: res.Context.Slot, Accounts: res.Value.Accounts}, Skipped: res.Value.Skipped}

@@ -69,6 +69,9 @@ func writeBanner(w io.Writer, info *server.Info) {
 		row("Validator", info.Validator)
 		row("Faucet", info.Faucet)
 	}
+	if fk := info.Fork; fk != nil {
+		row("Forked from", fmt.Sprintf("%s at slot %d (accounts copied on first use; %d cloned at start)", fk.URL, fk.Slot, fk.Cloned))
+	}
 	if info.Mode == server.ModeGateway {
 		p("\n%s\n", titleStyle.Render("Rollup nodes"))
 		for _, r := range info.Routes {

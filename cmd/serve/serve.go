@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gagliardetto/solana-go"
 	"github.com/spf13/cobra"
 
 	"github.com/ferry-sh/ferry/cmd/cmdutil"
@@ -50,6 +51,10 @@ type options struct {
 	limitLedger   uint64
 	noDemo        bool
 	noCheatcodes  bool
+	fork          string
+	forkSlot      uint64
+	clone         []string
+	cloneFile     string
 	routes        []string
 	allowUpstream []string
 	allowOrigins  []string
@@ -113,8 +118,21 @@ which halts the node as a full disk does, and ferry_advanceSlot, which
 ends the working slot now (or the next n); the ephemeral node adds the
 rollup controls ferry_commitAccount, ferry_undelegateAccount,
 ferry_crankQueue and ferry_getQueue. Every change they make is logged.
---no-cheatcodes leaves them all out (they then answer Method not found, as
-on a real cluster). The chain nodes and the router allow any web origin
+The clock controls (surfnet_timeTravel, surfnet_pauseClock,
+surfnet_resumeClock, ferry_advanceClock, ferry_setBlockProductionMode,
+ferry_mineBlocks, ferry_getClock) move either node's slots and Clock
+sysvar. --no-cheatcodes leaves them all out (they then answer Method not
+found, as on a real cluster).
+
+--fork devnet|mainnet|testnet|URL starts the base layer as a lazy fork of a
+real cluster: it begins empty (genesis only) and copies each account from
+the remote the first time it is read or written (then it is local: the
+remote is not asked again, and a miss is remembered). --clone ADDRESS
+(repeatable) and --clone-file copy accounts at start; --fork-slot records
+the slot the fork stands for. ferry runs only its builtin programs: a
+transaction calling an SBF program of the remote is refused, naming it. A
+URL must match --allow-upstream (else UPSTREAM_NOT_ALLOWED). The rollup on
+top works as in plain local mode. The chain nodes and the router allow any web origin
 (CORS, as Solana validators do), but a browser may call the methods that
 change local state (requestAirdrop, the ferry_* methods, the cheatcodes)
 only from an origin given with --allow-origin; other clients (the CLI,
@@ -192,6 +210,10 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
 	fl.Uint64Var(&o.limitLedger, "limit-ledger-size", 0, "keep the history of only about this many newest transactions per chain node, pruning older slots (0: keep all; accounts are never pruned)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
 	fl.BoolVar(&o.noCheatcodes, "no-cheatcodes", false, "leave out the development cheatcodes and rollup controls (ferry dev, dev.* MCP tools, ferry_haltLedger, ferry_advanceSlot)")
+	fl.StringVar(&o.fork, "fork", "", "local mode: start the base layer as a lazy fork of this cluster (moniker or RPC URL): each account is copied the first time it is read or written")
+	fl.Uint64Var(&o.forkSlot, "fork-slot", 0, "with --fork: the slot the fork is recorded at (the remote must have reached it; default: its confirmed slot at start)")
+	fl.StringArrayVar(&o.clone, "clone", nil, "with --fork: copy this account at start (repeatable)")
+	fl.StringVar(&o.cloneFile, "clone-file", "", "with --fork: copy the accounts listed in this file at start (one address a line, # comments)")
 	fl.StringArrayVar(&o.routes, "route", nil, "gateway mode: a rollup node for the router, URL or IDENTITY=URL (repeatable; default: MagicBlock's public nodes)")
 	fl.StringArrayVar(&o.allowUpstream, "allow-upstream", nil, "let requests name this upstream as cluster or sendRpcEndpoint: [scheme://]host[:port] glob (repeatable; also "+cluster.AllowEnv+")")
 	fl.StringArrayVar(&o.allowOrigins, "allow-origin", nil, `web origin (scheme://host[:port], "null" or "*") whose pages may call the faucet methods from a browser (repeatable; default: none)`)
@@ -258,6 +280,10 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	if local && len(routes) > 0 {
 		return cmdutil.UsageErrorf("--route applies to gateway mode (--cluster devnet, mainnet or a URL)")
 	}
+	forkOpts, err := o.forkOptions(local)
+	if err != nil {
+		return err
+	}
 	if !local && (o.wsAddr != "" || o.erWSAddr != "") {
 		return cmdutil.UsageErrorf("--ws-addr and --ephemeral-ws-addr apply to local mode (gateway mode runs no chain node)")
 	}
@@ -307,7 +333,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		APIAddr: o.apiAddr, RPCAddr: o.rpcAddr, EphemeralAddr: o.ephemeralAddr, RouterAddr: o.routerAddr, AddrFile: o.addrFile,
 		WSAddr: o.wsAddr, EphemeralWSAddr: o.erWSAddr,
 		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync, LimitLedgerSize: o.limitLedger,
-		Demo: server.DemoOptions{Disabled: o.noDemo}, NoCheatcodes: o.noCheatcodes, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
+		Demo: server.DemoOptions{Disabled: o.noDemo}, NoCheatcodes: o.noCheatcodes, Fork: forkOpts, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
 		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },
 		Limits:           server.Limits{MaxConns: o.maxConns, ReadTimeout: o.readTimeout, IdleTimeout: o.idleTimeout},
 		MaxResponseBytes: o.maxResponse, AllowOrigins: origins,
@@ -458,4 +484,34 @@ func printHealth(f *cmdutil.Factory, h *api.HealthResponse) {
 		return
 	}
 	fmt.Fprintf(f.IO.Out, "halted: %s\n  builds and sends answer 503 LEDGER_HALTED; fix the cause (free disk space) and restart ferry serve\n", h.Reason)
+}
+
+// forkOptions checks and gathers --fork, --fork-slot, --clone and
+// --clone-file.
+func (o *options) forkOptions(local bool) (server.ForkOptions, error) {
+	f := server.ForkOptions{Cluster: o.fork, Slot: o.forkSlot}
+	if o.fork == "" {
+		if o.forkSlot != 0 || len(o.clone) > 0 || o.cloneFile != "" {
+			return f, cmdutil.UsageErrorf("--fork-slot, --clone and --clone-file need --fork")
+		}
+		return f, nil
+	}
+	if !local {
+		return f, cmdutil.UsageErrorf("--fork applies to local mode (it forks the embedded base layer); drop --cluster")
+	}
+	for _, c := range o.clone {
+		k, err := solana.PublicKeyFromBase58(c)
+		if err != nil {
+			return f, cmdutil.UsageErrorf("--clone: %q is not an address", c)
+		}
+		f.Clone = append(f.Clone, k)
+	}
+	if o.cloneFile != "" {
+		ks, err := server.ReadCloneFile(o.cloneFile)
+		if err != nil {
+			return f, cmdutil.UsageErrorf("%v", err)
+		}
+		f.Clone = append(f.Clone, ks...)
+	}
+	return f, nil
 }

@@ -97,6 +97,9 @@ func (n *Node) SetAccount(ctx context.Context, req SetAccountRequest) (*WriteRes
 	if err != nil {
 		return nil, err
 	}
+	if err := n.prefetch(ctx, key); err != nil {
+		return nil, err
+	}
 	return n.write(ctx, "setAccount", func(w ledger.AccountWriter) ([]solana.PublicKey, error) {
 		cur := w.Get(key)
 		if err := refuseSysvar(key, cur); err != nil {

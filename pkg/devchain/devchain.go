@@ -117,6 +117,15 @@ type WriteResult struct {
 	Accounts []string `json:"accounts" doc:"Addresses written, in order."`
 }
 
+// prefetch copies keys from a forked node's source before a write reads
+// them (ledger.Prefetch); a node that is not a fork has nothing to fetch.
+func (n *Node) prefetch(ctx context.Context, keys ...solana.PublicKey) error {
+	if err := n.l.Prefetch(ctx, keys...); err != nil {
+		return internal("read the forked cluster", err)
+	}
+	return nil
+}
+
 // errNoWrite ends an Apply that only reads: returning an error leaves the
 // ledger untouched (no empty privileged write is recorded).
 var errNoWrite = errors.New("read only")

@@ -73,6 +73,10 @@ func FuzzCheatcodeParams(f *testing.F) {
 		`["tag"]`,
 		`[{"filter":{"includeAccounts":["` + k + `"]},"scope":"network"}]`,
 		`[{"` + k + `":{"lamports":1,"owner":"11111111111111111111111111111111","data":""}}]`,
+		`[{"absoluteSlot":5000}]`,
+		`[{"seconds":60}]`,
+		`["transaction"]`,
+		`[3]`,
 	} {
 		f.Add(uint8(i), []byte(p))
 	}

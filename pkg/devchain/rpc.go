@@ -70,9 +70,10 @@ type Method struct {
 	Call  func(ctx context.Context, p Params) (Result, error)
 }
 
-// Methods are the node's state cheatcodes as JSON-RPC methods.
+// Methods are the node's state cheatcodes and clock controls as JSON-RPC
+// methods.
 func (n *Node) Methods() []Method {
-	return []Method{
+	return append([]Method{
 		{Names: []string{MethodSetAccount, FerrySetAccount}, Call: n.rpcSetAccount},
 		{Names: []string{MethodSetTokenAccount, FerrySetTokenAccount}, Call: n.rpcSetTokenAccount},
 		{Names: []string{MethodSetMint}, Call: n.rpcSetMint},
@@ -84,7 +85,7 @@ func (n *Node) Methods() []Method {
 		{Names: []string{MethodImportSnapshot}, Call: n.rpcImport},
 		{Names: []string{MethodHaltLedger}, Call: n.rpcHalt},
 		{Names: []string{MethodAdvanceSlot}, Call: n.rpcAdvanceSlot},
-	}
+	}, n.clockMethods()...)
 }
 
 // Methods are the rollup controls as JSON-RPC methods (the ephemeral

@@ -70,6 +70,9 @@ func (n *Node) SetTokenAccount(ctx context.Context, req SetTokenAccountRequest) 
 	if err != nil {
 		return nil, err
 	}
+	if err := n.prefetch(ctx, mint, spl.AssociatedTokenAddress(owner, mint, program)); err != nil {
+		return nil, err
+	}
 	return n.write(ctx, "setTokenAccount", func(w ledger.AccountWriter) ([]solana.PublicKey, error) {
 		m := w.Get(mint)
 		if m == nil {
@@ -305,6 +308,9 @@ func (n *Node) SetMint(ctx context.Context, req SetMintRequest) (*WriteResult, e
 		if freezeAuth, err = optKey(*req.FreezeAuthority); err != nil {
 			return nil, err
 		}
+	}
+	if err := n.prefetch(ctx, mint); err != nil {
+		return nil, err
 	}
 	return n.write(ctx, "setMint", func(w ledger.AccountWriter) ([]solana.PublicKey, error) {
 		a := w.Get(mint)

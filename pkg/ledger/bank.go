@@ -67,6 +67,7 @@ func (l *Ledger) accountAt(key solana.PublicKey, cutoff uint64) *Account {
 // exist, with the slot the read reflects. The account is shared: do not
 // modify it.
 func (l *Ledger) Account(key solana.PublicKey, c Commitment) (*Account, uint64) {
+	l.forkRead(key)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
@@ -75,6 +76,7 @@ func (l *Ledger) Account(key solana.PublicKey, c Commitment) (*Account, uint64) 
 
 // Accounts reads several accounts from one consistent snapshot.
 func (l *Ledger) Accounts(keys []solana.PublicKey, c Commitment) ([]*Account, uint64) {
+	l.forkRead(keys...)
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	cut := l.cutoff(c)
@@ -341,6 +343,9 @@ func (l *Ledger) slotIndexAdds(w *slotState, writes []AccountWrite) []indexEntry
 	var adds, before, after []indexEntry
 	for _, wr := range writes {
 		old := w.pre[wr.Key]
+		if _, ok := w.forked[wr.Key]; ok {
+			old = nil
+		}
 		if old != nil && wr.Account != nil && old.Owner == wr.Account.Owner && !tokenIndexChanged(old, wr.Account) {
 			continue // the common case: a balance change
 		}

@@ -109,6 +109,9 @@ type Ledger struct {
 	obs      observers
 
 	stats stats // what the RPC reports about recent slots (stats.go)
+
+	clock clockControl // development clock control (clockctl.go)
+	fork  forkState    // the AccountSource of a lazy fork (source.go)
 }
 
 // blockHeader is an in-memory frozen block.
@@ -137,6 +140,10 @@ type slotState struct {
 	// (diskIndex only), dropped from them when it is finalized.
 	indexAdds []indexEntry
 	prices    []uint64 // compute-unit price of each of txs (stats.go)
+	// forked are the accounts a lazy fork copied in this slot: pre holds
+	// the copy itself (older commitments read it too), but the store has
+	// never indexed them.
+	forked map[solana.PublicKey]struct{}
 }
 
 type statusEntry struct {
@@ -373,8 +380,7 @@ func (l *Ledger) createGenesis() error {
 // openSlot starts the working slot on top of parent and updates the Clock,
 // SlotHashes and RecentBlockhashes sysvars. Callers hold mu.
 func (l *Ledger) openSlot(parent *blockHeader) {
-	now := l.cfg.Now().Unix()
-	slot := parent.slot + 1
+	slot, now := l.nextSlotAfter(parent)
 	s := &slotState{
 		slot: slot, height: parent.height + 1, parent: parent.slot, parentHash: parent.hash,
 		time: now, pre: map[solana.PublicKey]*Account{},
@@ -407,12 +413,14 @@ func (l *Ledger) loop() {
 	for {
 		select {
 		case <-l.wake:
-			l.drain()
+			l.run()
 		case <-tick:
-			l.drain()
-			l.freeze()
+			l.run()
+			if l.tickEndsSlot() {
+				l.freeze()
+			}
 		case op := <-l.ops:
-			l.drain()
+			l.run()
 			op()
 		case <-l.quit:
 			l.qmu.Lock()
@@ -626,7 +634,7 @@ func (l *Ledger) persist() {
 		}
 		prevFinal := l.finalized.slot
 		if l.confirmed.slot >= uint64(l.cfg.FinalityDepth) {
-			if h := l.headerAt(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
+			if h := l.headerAtOrBefore(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
 				l.finalized = h
 			}
 		}

@@ -137,7 +137,9 @@ func (l *Ledger) ProcessBatch(ctx context.Context, raws [][]byte) (recs []*TxRec
 		case !ok:
 			errs[i] = rt.ErrSignatureFailure
 		default:
-			ps[i] = &pending{tx: txs[i], raw: raws[i], done: make(chan outcome, 1)}
+			if errs[i] = l.forkPrefetch(ctx, txs[i]); errs[i] == nil {
+				ps[i] = &pending{tx: txs[i], raw: raws[i], done: make(chan outcome, 1)}
+			}
 		}
 	}
 	var queued []*pending
@@ -190,6 +192,9 @@ func parallel(n int, fn func(int)) {
 }
 
 func (l *Ledger) submit(ctx context.Context, p *pending) (outcome, error) {
+	if err := l.forkPrefetch(ctx, p.tx); err != nil {
+		return outcome{}, err
+	}
 	p.done = make(chan outcome, 1)
 	if _, err := l.enqueue(ctx, []*pending{p}); err != nil {
 		return outcome{}, err
@@ -689,6 +694,9 @@ func (l *Ledger) Send(ctx context.Context, raw []byte, o SendOptions) (solana.Si
 		return sig, err
 	}
 	if o.PreflightCommitment != Processed {
+		if err := l.forkPrefetch(ctx, tx); err != nil {
+			return sig, err
+		}
 		l.mu.RLock()
 		sim := l.simulateLocked(tx, SimulateOptions{Commitment: o.PreflightCommitment})
 		l.mu.RUnlock()
@@ -764,6 +772,9 @@ func (l *Ledger) Simulate(ctx context.Context, raw []byte, o SimulateOptions) (*
 	}
 	if o.SigVerify && !l.verifier.verify(tx) {
 		return nil, ErrSignatureVerification
+	}
+	if err := l.forkPrefetch(ctx, tx); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

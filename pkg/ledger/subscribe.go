@@ -52,23 +52,19 @@ func (l *Ledger) SubscribeFrom(ctx context.Context, from uint64) <-chan *Block {
 	go func() {
 		defer close(s.out)
 		defer l.subs.remove(s)
-		// Pruned slots have nothing to replay.
-		for slot := max(from, l.FirstAvailableBlock()); slot <= tip; slot++ {
-			info, txs, err := l.Block(slot, Confirmed)
+		// Blocks lists the slots that have blocks, so the slots a time
+		// travel skipped cost nothing; pruned slots have nothing to replay.
+		for next := max(from, l.FirstAvailableBlock()); next <= tip; {
+			slots, err := l.Blocks(next, tip, replayPage, Confirmed)
 			if err != nil {
-				l.log.Error("subscription replay failed", "slot", slot, "err", err)
+				l.log.Error("subscription replay failed", "slot", next, "err", err)
 				return
 			}
-			if info == nil {
-				continue
+			if len(slots) == 0 {
+				break
 			}
-			b := &Block{
-				Slot: info.Slot, ParentSlot: info.ParentSlot, Height: info.Height, Blockhash: info.Blockhash,
-				PreviousBlockhash: info.PreviousBlockhash, Time: info.Time, Transactions: txs, Replayed: true,
-			}
-			select {
-			case s.out <- b:
-			case <-ctx.Done():
+			next = slots[len(slots)-1] + 1
+			if !l.replay(ctx, s, slots) {
 				return
 			}
 		}
@@ -76,6 +72,33 @@ func (l *Ledger) SubscribeFrom(ctx context.Context, from uint64) <-chan *Block {
 		s.run(ctx)
 	}()
 	return s.out
+}
+
+// replayPage is how many block slots SubscribeFrom lists at a time.
+const replayPage = 256
+
+// replay sends the history blocks of slots to s; false means stop.
+func (l *Ledger) replay(ctx context.Context, s *subscriber, slots []uint64) bool {
+	for _, slot := range slots {
+		info, txs, err := l.Block(slot, Confirmed)
+		if err != nil {
+			l.log.Error("subscription replay failed", "slot", slot, "err", err)
+			return false
+		}
+		if info == nil {
+			continue
+		}
+		b := &Block{
+			Slot: info.Slot, ParentSlot: info.ParentSlot, Height: info.Height, Blockhash: info.Blockhash,
+			PreviousBlockhash: info.PreviousBlockhash, Time: info.Time, Transactions: txs, Replayed: true,
+		}
+		select {
+		case s.out <- b:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 type subscribers struct {

@@ -221,7 +221,10 @@ func (b *bridge) sync(ctx context.Context) error {
 func (b *bridge) settle(ctx context.Context) error {
 	for _, l := range []*ledger.Ledger{b.p.Base, b.p.Ephemeral} {
 		target := l.Slot(ledger.Processed)
-		if b.p.cfg.ManualSlots {
+		// A node whose clock is paused, or that produces blocks only per
+		// transaction or on demand (the dev clock controls), would not end
+		// the slot by itself: the validator ends it, as in manual mode.
+		if st := l.ClockState(); b.p.cfg.ManualSlots || st.Paused || st.Mode != ledger.BlockModeClock {
 			if _, err := l.AdvanceSlot(ctx); err != nil {
 				return err
 			}

@@ -66,7 +66,12 @@ func (b *bridge) baseToEphemeral(ctx context.Context) (bool, error) {
 			"from", start, "firstAvailable", first)
 		start = first
 	}
-	for slot := start; slot <= tip; slot++ {
+	// Only slots with blocks: a time travel skips many.
+	slots, err := b.p.Base.Blocks(start, tip, maxScanBlocks, ledger.Confirmed)
+	if err != nil {
+		return false, fmt.Errorf("list base blocks: %w", err)
+	}
+	for _, slot := range slots {
 		if err := ctx.Err(); err != nil {
 			return work, err
 		}
@@ -142,6 +147,10 @@ func invokes(msg *txwire.Message, program solana.PublicKey) bool {
 	}
 	return false
 }
+
+// maxScanBlocks bounds the base blocks one pass reads; the next pass goes
+// on from there.
+const maxScanBlocks = 4096
 
 // flushCursor records pos as done without other work.
 func (b *bridge) flushCursor(ctx context.Context, pos magic.Position) error {

@@ -30,6 +30,13 @@ const (
 	ToolDevUndelegateAccount = "dev.undelegateAccount"
 	ToolDevCrankQueue        = "dev.crankQueue"
 	ToolDevGetQueue          = "dev.getQueue"
+	ToolDevTimeTravel        = "dev.timeTravel"
+	ToolDevAdvanceClock      = "dev.advanceClock"
+	ToolDevPauseClock        = "dev.pauseClock"
+	ToolDevResumeClock       = "dev.resumeClock"
+	ToolDevSetBlockMode      = "dev.setBlockProductionMode"
+	ToolDevMineBlocks        = "dev.mineBlocks"
+	ToolDevGetClock          = "dev.getClock"
 )
 
 // CodeCheatcodeRefused (400) is a development tool refusing its input; the
@@ -84,6 +91,35 @@ type DevImportRequest struct {
 type DevHaltRequest struct {
 	Layer string `json:"layer,omitempty" validate:"enum=base|ephemeral" default:"base" doc:"Chain node to halt: base or ephemeral."`
 	devchain.HaltRequest
+}
+
+// DevTimeTravelRequest is the input of dev.timeTravel.
+type DevTimeTravelRequest struct {
+	Layer string `json:"layer,omitempty" validate:"enum=base|ephemeral" default:"base" doc:"Chain node whose clock moves: base or ephemeral."`
+	devchain.TimeTravelRequest
+}
+
+// DevAdvanceClockRequest is the input of dev.advanceClock.
+type DevAdvanceClockRequest struct {
+	Layer string `json:"layer,omitempty" validate:"enum=base|ephemeral" default:"base" doc:"Chain node whose clock moves: base or ephemeral (the rollup clock, which the transfer queue's due times are judged against)."`
+	devchain.AdvanceClockRequest
+}
+
+// DevClockRequest is the input of the clock tools that take only a node.
+type DevClockRequest struct {
+	Layer string `json:"layer,omitempty" validate:"enum=base|ephemeral" default:"base" doc:"Chain node: base or ephemeral."`
+}
+
+// DevBlockModeRequest is the input of dev.setBlockProductionMode.
+type DevBlockModeRequest struct {
+	Layer string `json:"layer,omitempty" validate:"enum=base|ephemeral" default:"base" doc:"Chain node: base or ephemeral."`
+	Mode  string `json:"mode" validate:"required,enum=clock|transaction|manual" doc:"clock: a block per slot tick (default); transaction: a block per transaction; manual: blocks only when mined."`
+}
+
+// DevMineRequest is the input of dev.mineBlocks.
+type DevMineRequest struct {
+	Layer string `json:"layer,omitempty" validate:"enum=base|ephemeral" default:"base" doc:"Chain node: base or ephemeral."`
+	Count int    `json:"count,omitempty" validate:"min=0" default:"1" doc:"Blocks to produce now, 1 to 1024."`
 }
 
 // wroteText is the result text of a state tool.
@@ -224,6 +260,7 @@ func (h *Handler) devTools() []*tool {
 				return devResult(n.Halt(ctx, req.HaltRequest))
 			}),
 	}
+	tools = append(tools, h.clockTools()...)
 	r := h.dev.Rollup
 	if r == nil {
 		return tools
@@ -273,6 +310,82 @@ func (h *Handler) devTools() []*tool {
 				return devResult(r.Queue(ctx, *req))
 			}),
 	)
+}
+
+// clockTools are the clock controls of both nodes.
+func (h *Handler) clockTools() []*tool {
+	clockText := func(what string, v *devchain.ClockView) string {
+		state := "running"
+		if v.Paused {
+			state = "paused"
+		}
+		return fmt.Sprintf("%s: %s at slot %d (epoch %d), unix time %d, clock %s, block production %s.",
+			what, v.Node, v.AbsoluteSlot, v.Epoch, v.UnixTimestamp, state, v.BlockProductionMode)
+	}
+	onNode := func(layer string, do func(*devchain.Node) (*devchain.ClockView, error)) (*devchain.ClockView, error) {
+		n, err := h.devNode(layer)
+		if err != nil {
+			return nil, err
+		}
+		return devResult(do(n))
+	}
+	return []*tool{
+		typed(ToolDevTimeTravel, "Time Travel (cheatcode)",
+			"Move a local chain node to a later slot, epoch or Unix time (milliseconds) now (surfnet_timeTravel): the working slot "+
+				"ends, the next opens at the target and the Clock sysvar, epoch and block time move together. Give exactly one of "+
+				"absoluteSlot, absoluteEpoch, absoluteTimestamp.",
+			cheats, func(_ *DevTimeTravelRequest, v *devchain.ClockView) string { return clockText("Travelled", v) },
+			func(ctx context.Context, req *DevTimeTravelRequest, _ auth.Bearer) (*devchain.ClockView, error) {
+				return onNode(req.Layer, func(n *devchain.Node) (*devchain.ClockView, error) { return n.TimeTravel(ctx, req.TimeTravelRequest) })
+			}),
+		typed(ToolDevAdvanceClock, "Advance Clock (cheatcode)",
+			"Move a local chain node's clock forward by seconds or slots (ferry_advanceClock). On the ephemeral layer this makes "+
+				"delayed private payouts due: the local validator pays them as their delay runs out.",
+			cheats, func(_ *DevAdvanceClockRequest, v *devchain.ClockView) string { return clockText("Advanced", v) },
+			func(ctx context.Context, req *DevAdvanceClockRequest, _ auth.Bearer) (*devchain.ClockView, error) {
+				return onNode(req.Layer, func(n *devchain.Node) (*devchain.ClockView, error) {
+					return n.AdvanceClock(ctx, req.AdvanceClockRequest)
+				})
+			}),
+		typed(ToolDevPauseClock, "Pause Clock (cheatcode)",
+			"Stop a local chain node's clock (surfnet_pauseClock): no block is produced by the slot clock and its time stands still "+
+				"until dev.resumeClock. Transactions still execute (processed) and land in the next block produced.",
+			cheats, func(_ *DevClockRequest, v *devchain.ClockView) string { return clockText("Paused", v) },
+			func(ctx context.Context, req *DevClockRequest, _ auth.Bearer) (*devchain.ClockView, error) {
+				return onNode(req.Layer, func(n *devchain.Node) (*devchain.ClockView, error) { return n.PauseClock(ctx) })
+			}),
+		typed(ToolDevResumeClock, "Resume Clock (cheatcode)",
+			"Restart a paused clock where it stopped (surfnet_resumeClock); the time spent paused does not count.",
+			cheats, func(_ *DevClockRequest, v *devchain.ClockView) string { return clockText("Resumed", v) },
+			func(ctx context.Context, req *DevClockRequest, _ auth.Bearer) (*devchain.ClockView, error) {
+				return onNode(req.Layer, func(n *devchain.Node) (*devchain.ClockView, error) { return n.ResumeClock(ctx) })
+			}),
+		typed(ToolDevSetBlockMode, "Set Block Production Mode (cheatcode)",
+			"Choose when a local chain node produces blocks (ferry_setBlockProductionMode): clock (a block per slot tick, the "+
+				"default), transaction (a block per transaction) or manual (only dev.mineBlocks).",
+			cheats, func(_ *DevBlockModeRequest, v *devchain.ClockView) string { return clockText("Set", v) },
+			func(ctx context.Context, req *DevBlockModeRequest, _ auth.Bearer) (*devchain.ClockView, error) {
+				return onNode(req.Layer, func(n *devchain.Node) (*devchain.ClockView, error) { return n.SetBlockMode(ctx, req.Mode) })
+			}),
+		typed(ToolDevMineBlocks, "Mine Blocks (cheatcode)",
+			"Produce count blocks on a local chain node now, in any block production mode (ferry_mineBlocks); returns once they "+
+				"are confirmed. A blockhash expires after 150 blocks.",
+			cheats, func(_ *DevMineRequest, v *devchain.ClockView) string { return clockText("Mined", v) },
+			func(ctx context.Context, req *DevMineRequest, _ auth.Bearer) (*devchain.ClockView, error) {
+				count := req.Count
+				if count == 0 {
+					count = 1
+				}
+				return onNode(req.Layer, func(n *devchain.Node) (*devchain.ClockView, error) { return n.MineBlocks(ctx, count) })
+			}),
+		typed(ToolDevGetClock, "Show Clock",
+			"Show a local chain node's clock: working slot, epoch, block height, Clock sysvar time, how far it is ahead of the "+
+				"wall clock, whether it is paused and the block production mode (ferry_getClock).",
+			readOnlyClosed, func(_ *DevClockRequest, v *devchain.ClockView) string { return clockText("Clock", v) },
+			func(_ context.Context, req *DevClockRequest, _ auth.Bearer) (*devchain.ClockView, error) {
+				return onNode(req.Layer, func(n *devchain.Node) (*devchain.ClockView, error) { return n.Clock(), nil })
+			}),
+	}
 }
 
 // devResult maps a cheatcode's error to the API's: a refusal is 400

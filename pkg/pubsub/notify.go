@@ -398,6 +398,10 @@ func (s *Server) frozen(ev *ledger.Event) {
 	}
 }
 
+// maxRootsPerEvent bounds the root notifications one advance of the
+// finalized mark sends (it normally passes one block at a time).
+const maxRootsPerEvent = 4096
+
 // finalized notifies finalized-level subscriptions of the blocks the
 // finalized mark passed, and sends root notifications for each new root.
 func (s *Server) finalized(ev *ledger.Event) {
@@ -417,7 +421,14 @@ func (s *Server) finalized(ev *ledger.Event) {
 	if root == nil && updates == nil {
 		return
 	}
-	for slot := ev.Parent + 1; slot <= ev.Slot; slot++ {
+	// Roots are the slots with blocks: a time travel on a development
+	// chain skips slots, which never become roots.
+	slots, err := s.l.Blocks(ev.Parent+1, ev.Slot, int(min(ev.Slot-ev.Parent, maxRootsPerEvent)), ledger.Finalized)
+	if err != nil {
+		s.log.Error("list new roots", "from", ev.Parent+1, "to", ev.Slot, "err", err)
+		return
+	}
+	for _, slot := range slots {
 		if updates != nil {
 			s.deliver(updates, notification(updates.method, updates.id, slotUpdate{Type: "root", Slot: slot, Timestamp: millis(ev)}))
 		}

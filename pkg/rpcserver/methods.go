@@ -580,7 +580,7 @@ func (h *Handler) getBlock(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if info == nil {
-		return nil, h.blockMissing(slot)
+		return nil, h.noBlock(slot, c)
 	}
 	return RenderBlockFor(ctx, h.readFilter(), info, txs, BlockOptions{
 		Encoding: enc, Details: details, Rewards: cfg.Rewards == nil || *cfg.Rewards,
@@ -620,17 +620,22 @@ func (h *Handler) getBlockTime(ctx context.Context, p Params) (any, error) {
 		return nil, err
 	}
 	if info == nil {
-		return nil, h.blockMissing(slot)
+		return nil, h.noBlock(slot, ledger.Confirmed)
 	}
 	return info.Time, nil
 }
 
-// blockMissing is the error for a slot without a block: Agave's "cleaned
-// up" for a slot whose history was pruned (ferry serve
-// --limit-ledger-size), else "not available" (not confirmed yet).
-func (h *Handler) blockMissing(slot uint64) error {
+// noBlock is the error for a slot without a block: Agave's "cleaned up"
+// (-32001) for a slot whose history was pruned (ferry serve
+// --limit-ledger-size), -32007 for a slot the chain has passed without
+// producing one (a development chain's time travel skips slots), -32004
+// for one not reached yet.
+func (h *Handler) noBlock(slot uint64, c ledger.Commitment) error {
 	if first := h.l.FirstAvailableBlock(); slot < first {
 		return Errorf(CodeBlockCleanedUp, "Block %d cleaned up, does not exist on node. First available block: %d", slot, first)
+	}
+	if slot < h.l.Slot(max(c, ledger.Confirmed)) {
+		return Errorf(CodeSlotSkipped, "Slot %d was skipped, or missing due to ledger jump to recent snapshot", slot)
 	}
 	return Errorf(CodeBlockNotAvailable, "Block not available for slot %d", slot)
 }
@@ -931,7 +936,10 @@ func txEncodingParam(enc *string) string {
 func ledgerError(err error) error {
 	var inv *ledger.InvalidTransactionError
 	var pf *ledger.PreflightError
+	var up *ledger.UnsupportedProgramError
 	switch {
+	case errors.As(err, &up):
+		return InvalidParam("%s", up.Error())
 	case errors.As(err, &inv):
 		if inv.TxErr != nil {
 			return InvalidParam("invalid transaction: %s", inv.TxErr.Error())

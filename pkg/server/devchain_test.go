@@ -356,6 +356,8 @@ func TestNoCheatcodes(t *testing.T) {
 			{info.URLs[KeyRPC], devchain.MethodSetAccount}, {info.URLs[KeyRPC], devchain.MethodHaltLedger},
 			{info.URLs[KeyRPC], devchain.MethodAdvanceSlot}, {info.URLs[KeyEphemeral], devchain.MethodAdvanceSlot},
 			{info.URLs[KeyEphemeral], devchain.FerrySetTokenAccount}, {info.URLs[KeyEphemeral], devchain.MethodCrankQueue},
+			{info.URLs[KeyRPC], devchain.MethodTimeTravel}, {info.URLs[KeyEphemeral], devchain.MethodAdvanceClock},
+			{info.URLs[KeyRPC], devchain.MethodPauseClock}, {info.URLs[KeyRPC], devchain.MethodMineBlocks},
 		} {
 			c2, _ := chainclient.New(c.url)
 			err := c2.Call(t.Context(), c.method, []any{}, nil)

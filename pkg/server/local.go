@@ -116,6 +116,12 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	ps.publish(s, urls)
 	urls = s.URLs()
 
+	var fork *ForkInfo
+	if o.Fork.Cluster != "" {
+		if fork, err = startFork(o, p); err != nil {
+			return nil, err
+		}
+	}
 	demo, demoCreated, err := ensureDemo(context.Background(), p, o.Demo, dir, s)
 	if err != nil {
 		return nil, err
@@ -202,7 +208,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	routes, _ := reg.Routes(context.Background())
 	info := &Info{
 		Mode: ModeLocal, Cluster: string(cluster.Local), URLs: urls, DataDir: dir, Created: created, DemoCreated: demoCreated,
-		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes,
+		Validator: p.Identity().String(), Faucet: p.Base.Faucet().PublicKey().String(), Demo: demo, Routes: routes, Fork: fork,
 	}
 	return &Node{Server: s, Info: info, API: apiSrv, Local: &Local{Pair: p, Router: reg, Demo: demo, BasePubSub: ps.base, EphemeralPubSub: ps.ephemeral, Dev: dev}}, nil
 }

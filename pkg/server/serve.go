@@ -135,6 +135,9 @@ type Options struct {
 	// controls, ferry_haltLedger) on the chain nodes and the MCP endpoint.
 	// Gateway mode never has them.
 	NoCheatcodes bool
+	// Fork, when its Cluster is set, makes local mode's base layer a lazy
+	// fork of a remote cluster (ferry serve --fork).
+	Fork ForkOptions
 
 	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout).
 	ShutdownTimeout time.Duration
@@ -166,6 +169,8 @@ type Info struct {
 	Faucet string `json:"faucet,omitempty"`
 	// Demo is the demo mint and wallets (local mode).
 	Demo *Demo `json:"demo,omitempty"`
+	// Fork is the forked cluster of a local base layer (--fork).
+	Fork *ForkInfo `json:"fork,omitempty"`
 	// Upstream are the real cluster's endpoints (gateway mode).
 	Upstream *Upstream `json:"upstream,omitempty"`
 	// Routes are the router's rollup nodes.
