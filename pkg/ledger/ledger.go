@@ -495,11 +495,13 @@ func (l *Ledger) freeze() {
 		return
 	}
 	// Agave burns what the incinerator received during the block.
+	// The persister changes the bank's memory too (accountSet.persisted),
+	// so even this read takes mu.
+	l.mu.Lock()
 	if l.bank.get(spl.IncineratorID) != nil {
-		l.mu.Lock()
 		l.put(spl.IncineratorID, nil)
-		l.mu.Unlock()
 	}
+	l.mu.Unlock()
 	// The slot loop is the bank's only writer, so it reads the working
 	// slot and the accounts without mu; only the switch to the next slot
 	// needs the lock, and readers are not held up while the block is
