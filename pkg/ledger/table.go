@@ -32,6 +32,7 @@ type sortedTable[K comparable, V any] struct {
 	codec  *tableCodec[K, V]
 	path   string
 	data   []byte // the entries
+	mapped []byte // the whole file as mapped (data is within it)
 	unmap  func() error
 	n      int
 	meta   []byte
@@ -95,7 +96,7 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
-	t.data, t.unmap, t.n, t.meta, t.size = m[tableHeader+metaLen:], unmap, int(n), meta, fi.Size()
+	t.data, t.mapped, t.unmap, t.n, t.meta, t.size = m[tableHeader+metaLen:], m, unmap, int(n), meta, fi.Size()
 	return t, nil
 }
 
@@ -240,8 +241,13 @@ func (t *sortedTable[K, V]) replace(nt *sortedTable[K, V]) error {
 	return nil
 }
 
+// dropPages releases the file's pages lookups touched from the
+// process's resident set (dropMapped). Callers hold the lock that guards
+// replace.
+func (t *sortedTable[K, V]) dropPages() { dropMapped(t.mapped) }
+
 func (t *sortedTable[K, V]) close() error {
 	err := t.unmap()
-	t.data, t.n, t.unmap = nil, 0, func() error { return nil }
+	t.data, t.mapped, t.n, t.unmap = nil, nil, 0, func() error { return nil }
 	return err
 }
