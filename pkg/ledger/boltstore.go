@@ -82,9 +82,13 @@ const (
 	tableRewriteMin = 1 << 16
 	// mappedPagesDropCommits: every this many commits the store drops
 	// the mapped file pages it touched from the process's resident set
-	// (dropMappedPages; 16 slots are 6.4 s at the default slot time).
-	// The hot pages come back as minor faults from the page cache.
-	mappedPagesDropCommits = 16
+	// (dropMappedPages). Every commit: the kernel maps the 64 KiB around
+	// each faulting page of a file mapping (fault-around), so one slot of
+	// random index inserts at a million accounts (a fill) left ~300 MiB of
+	// ledger.db resident, and waiting 16 slots kept that. A drop costs a
+	// page-table walk of the mapped pages (milliseconds) and the hot
+	// pages come back as minor faults from the page cache.
+	mappedPagesDropCommits = 1
 )
 
 // sigCodec lays out the signature index: the signature's first 8 bytes

@@ -57,7 +57,7 @@ func TestDropMappedPages(t *testing.T) {
 	payer := fundedWallet(t, l, 1_000_000_000_000)
 	var sigs []solana.Signature
 	var dests []solana.PublicKey
-	for slot := 0; slot < 3*mappedPagesDropCommits; slot++ {
+	for slot := 0; slot < 48; slot++ {
 		for i := 0; i < 8; i++ {
 			to := solana.NewWallet().PublicKey()
 			rec := mustProcess(t, l, buildTx(t, l, payer, []txwire.Instruction{spl.SystemTransfer(pubkeyOf(payer), to, 1_000_000+uint64(i))}))
