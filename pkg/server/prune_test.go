@@ -26,34 +26,41 @@ func TestLimitLedgerSizeInServe(t *testing.T) {
 		ctx := context.Background()
 		url := info.URLs[KeyRPC]
 		c := rpc.New(url)
+		// slotOf is the slot of a confirmed transaction (0: not confirmed).
+		slotOf := func(sig solana.Signature) uint64 {
+			t.Helper()
+			var out struct {
+				Result struct {
+					Value []*struct {
+						Slot               uint64 `json:"slot"`
+						ConfirmationStatus string `json:"confirmationStatus"`
+					} `json:"value"`
+				} `json:"result"`
+			}
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"getSignatureStatuses","params":[["%s"],{"searchTransactionHistory":true}]}`, sig)
+			postJSON(t, url, body, &out)
+			if len(out.Result.Value) != 1 || out.Result.Value[0] == nil || out.Result.Value[0].ConfirmationStatus == "processed" {
+				return 0
+			}
+			return out.Result.Value[0].Slot
+		}
+		// Each airdrop waits for the previous one to be confirmed, so they
+		// land in different slots: pruning removes whole slots, and one
+		// slot holding them all could never go.
 		sigs := make([]solana.Signature, sent)
+		slots := make([]uint64, sent)
 		for i := range sigs {
 			sig, err := c.RequestAirdrop(ctx, solana.NewWallet().PublicKey(), 1_000_000_000, rpc.CommitmentConfirmed)
 			if err != nil {
 				t.Fatalf("airdrop %d: %v", i, err)
 			}
 			sigs[i] = sig
+			waitFor(t, fmt.Sprintf("airdrop %d to be confirmed", i), func() bool { slots[i] = slotOf(sig); return slots[i] != 0 })
 		}
-		slotOf := func(sig solana.Signature) uint64 {
-			t.Helper()
-			var out struct {
-				Result struct {
-					Value []*struct {
-						Slot uint64 `json:"slot"`
-					} `json:"value"`
-				} `json:"result"`
-			}
-			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"getSignatureStatuses","params":[["%s"],{"searchTransactionHistory":true}]}`, sig)
-			postJSON(t, url, body, &out)
-			if len(out.Result.Value) != 1 || out.Result.Value[0] == nil {
-				return 0
-			}
-			return out.Result.Value[0].Slot
+		oldest, last := slots[0], slots[sent-1]
+		if oldest == last {
+			t.Fatalf("every airdrop landed in slot %d", oldest)
 		}
-		var oldest uint64
-		waitFor(t, "the first airdrop to land", func() bool { oldest = slotOf(sigs[0]); return oldest != 0 })
-		var last uint64
-		waitFor(t, "the last airdrop to land", func() bool { last = slotOf(sigs[sent-1]); return last != 0 })
 
 		// Pruning needs the slot to be older than the recent blocks the
 		// node always keeps (152 slots), so this waits for the slot clock,
