@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,8 @@ type options struct {
 	finalityDepth int
 	noSync        bool
 	limitLedger   uint64
+	memoryLimit   int64
+	memoryLimitOn bool // --memory-limit-mib was given
 	noDemo        bool
 	noCheatcodes  bool
 	fork          string
@@ -188,6 +191,7 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
   ferry serve --allow-origin http://localhost:5173`,
 		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.memoryLimitOn = cmd.Flags().Changed("memory-limit-mib")
 			return run(cmd.Context(), f, o)
 		},
 	}
@@ -208,6 +212,7 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
 	fl.IntVar(&o.finalityDepth, "finality-depth", ledger.DefaultFinalityDepth, "slots on top of a confirmed slot before it is finalized")
 	fl.BoolVar(&o.noSync, "no-sync", false, "do not fsync each slot (faster; a machine crash may lose recent slots)")
 	fl.Uint64Var(&o.limitLedger, "limit-ledger-size", 0, "keep the history of only about this many newest transactions per chain node, pruning older slots (0: keep all; accounts are never pruned)")
+	fl.Int64Var(&o.memoryLimit, "memory-limit-mib", DefaultMemoryLimitMiB, "soft limit of the process's Go memory in MiB: the garbage collector works harder near it instead of letting the heap double (0: off; GOMEMLIMIT in the environment wins unless this is given)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
 	fl.BoolVar(&o.noCheatcodes, "no-cheatcodes", false, "leave out the development cheatcodes and rollup controls (ferry dev, dev.* MCP tools, ferry_haltLedger, ferry_advanceSlot)")
 	fl.StringVar(&o.fork, "fork", "", "local mode: start the base layer as a lazy fork of this cluster (moniker or RPC URL): each account is copied the first time it is read or written")
@@ -252,6 +257,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	}
 	if o.shutdown <= 0 {
 		return cmdutil.UsageErrorf("--shutdown-timeout must be positive")
+	}
+	if o.memoryLimit < 0 || o.memoryLimit > maxMemoryLimitMiB {
+		return cmdutil.UsageErrorf("--memory-limit-mib must be between 0 and %d", maxMemoryLimitMiB)
 	}
 	if o.maxConns <= 0 || o.readTimeout <= 0 || o.idleTimeout <= 0 || o.maxResponse <= 0 {
 		return cmdutil.UsageErrorf("--max-conns, --read-timeout, --idle-timeout and --max-response-bytes must be positive")
@@ -319,6 +327,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	}
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if limit, ok := memoryLimit(o.memoryLimit, o.memoryLimitOn, f.Getenv("GOMEMLIMIT")); ok {
+		debug.SetMemoryLimit(limit)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -512,11 +512,21 @@ func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 	return lg.head, nil
 }
 
-// clean copies the live records of the oldest sealed segment to the
-// head of the log when the segments hold too much garbage, and returns
-// the segment's size (0: nothing to clean). It reads the segment from
-// start to end and keeps the records the key directory still points to;
-// a record the same commit wrote again is not copied.
+// clean copies the live records of the sealed segment holding the
+// fewest live bytes (the oldest of equals) to the head of the log when
+// the segments hold too much garbage, and returns the segment's size (0:
+// nothing to clean). It reads the segment from start to end and keeps the
+// records the key directory still points to; a record the same commit
+// wrote again is not copied.
+//
+// The emptiest segment, not the oldest: once a ledger holds many
+// accounts written once and rarely again (a million token accounts
+// filled, then a few thousand paid to), the oldest segments are mostly
+// those live cold records, and copying them costs about as many bytes as
+// it frees, so the bytes written per transaction grew with the number of
+// accounts. The segments written since hold mostly superseded values of
+// the accounts that are written again and again (fee payers, busy token
+// accounts), which cost little to clean.
 func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int64, error) {
 	total := lg.total
 	for s := range lg.cleaned {
@@ -525,9 +535,12 @@ func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int
 	if total <= accountGarbageRatio*lg.alive+lg.segBytes {
 		return 0, nil
 	}
-	var oldest uint32
+	var oldest uint32 // the segment to clean (0: none)
 	for s := range lg.sizes {
-		if s < lg.head.seg && !lg.cleaned[s] && (oldest == 0 || s < oldest) {
+		if s >= lg.head.seg || lg.cleaned[s] {
+			continue
+		}
+		if oldest == 0 || lg.live[s] < lg.live[oldest] || (lg.live[s] == lg.live[oldest] && s < oldest) {
 			oldest = s
 		}
 	}

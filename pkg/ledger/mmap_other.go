@@ -15,3 +15,9 @@ func mapFile(f *os.File, size int) ([]byte, func() error, error) {
 	}
 	return b, func() error { return nil }, nil
 }
+
+// dropMapped does nothing here: tables are heap copies, not mappings.
+func dropMapped([]byte) {}
+
+// dropMappedAt does nothing here.
+func dropMappedAt(uintptr, int) {}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // sortedTable is a map with fixed-size keys and values, kept as a file of
@@ -32,6 +33,19 @@ type sortedTable[K comparable, V any] struct {
 	codec  *tableCodec[K, V]
 	path   string
 	data   []byte // the entries
+	mapped []byte // the whole file as mapped (data is within it)
+	// file is the open table file and dataOff where the entries start in
+	// it. Lookups read one block of entries with ReadAt instead of
+	// touching the mapping (see get).
+	file    *os.File
+	dataOff int64
+	// fences holds the first key of every block of blockEntries entries,
+	// so a lookup knows which block to read.
+	fences       []byte
+	blockEntries int
+	// bufs are the block buffers of lookups (a stack buffer would escape
+	// through ReadAt).
+	bufs   *sync.Pool
 	unmap  func() error
 	n      int
 	meta   []byte
@@ -69,7 +83,12 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -95,7 +114,20 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
-	t.data, t.unmap, t.n, t.meta, t.size = m[tableHeader+metaLen:], unmap, int(n), meta, fi.Size()
+	t.data, t.mapped, t.n, t.meta, t.size = m[tableHeader+metaLen:], m, int(n), meta, fi.Size()
+	t.file, t.dataOff = f, tableHeader+metaLen
+	t.unmap = func() error { return errors.Join(unmap(), f.Close()) }
+	keep = true
+	e := c.entry()
+	t.blockEntries = max(tableBlockBytes/e, 1)
+	t.bufs = &sync.Pool{New: func() any { return new([tableBlockBytes]byte) }}
+	ks := c.keySize
+	t.fences = make([]byte, 0, (t.n+t.blockEntries-1)/t.blockEntries*ks)
+	for i := 0; i < t.n; i += t.blockEntries {
+		t.fences = append(t.fences, t.data[i*e:i*e+ks]...)
+	}
+	// Building the fences touched every page: leave none resident.
+	dropMapped(m)
 	return t, nil
 }
 
@@ -104,24 +136,54 @@ func (t *sortedTable[K, V]) at(i int) []byte {
 	return t.data[i*e : (i+1)*e]
 }
 
-// search finds key in the file.
-func (t *sortedTable[K, V]) search(kb []byte) (int, bool) {
-	ks := t.codec.keySize
-	i := sort.Search(t.n, func(i int) bool { return bytes.Compare(t.at(i)[:ks], kb) >= 0 })
-	return i, i < t.n && bytes.Equal(t.at(i)[:ks], kb)
-}
+// tableBlockBytes is the most a lookup reads from a table file: the
+// fences (the first key of each block, in memory) name the one block of
+// entries that can hold a key, and get reads just that block with ReadAt.
+// Reading rather than touching the mapping keeps lookups from mapping
+// pages into the process: the kernel maps the 64 KiB around each faulting
+// page, so random lookups in a mapped table of tens of MB left all of it
+// resident within a slot. The fences cost one key per block (heads at a
+// million accounts: ~1 MB).
+const tableBlockBytes = 2048
 
 func (t *sortedTable[K, V]) get(k K) (V, bool) {
 	if c, ok := t.recent[k]; ok {
 		return c.v, !c.deleted
 	}
+	var zero V
+	if t.n == 0 {
+		return zero, false
+	}
 	var kb [64]byte
 	key := kb[:t.codec.keySize]
 	t.codec.putKey(key, k)
-	if i, ok := t.search(key); ok {
-		return t.codec.getVal(t.at(i)[t.codec.keySize:]), true
+	ks, e := t.codec.keySize, t.codec.entry()
+	// The last block whose first key is at most key.
+	nb := len(t.fences) / ks
+	b := sort.Search(nb, func(i int) bool { return bytes.Compare(t.fences[i*ks:(i+1)*ks], key) > 0 }) - 1
+	if b < 0 {
+		return zero, false
 	}
-	var zero V
+	lo := b * t.blockEntries
+	cnt := min(t.blockEntries, t.n-lo)
+	buf := t.bufs.Get().(*[tableBlockBytes]byte)
+	defer t.bufs.Put(buf)
+	var blk []byte
+	if cnt*e <= len(buf) {
+		blk = buf[:cnt*e]
+	} else {
+		blk = make([]byte, cnt*e) // entries wider than a block
+	}
+	if _, err := t.file.ReadAt(blk, t.dataOff+int64(lo*e)); err != nil {
+		// The file is the table's own, complete at open; a failing read
+		// falls back to the mapping, which faults the same way an
+		// unreadable page always did.
+		blk = t.data[lo*e : (lo+cnt)*e]
+	}
+	i := sort.Search(cnt, func(i int) bool { return bytes.Compare(blk[i*e:i*e+ks], key) >= 0 })
+	if i < cnt && bytes.Equal(blk[i*e:i*e+ks], key) {
+		return t.codec.getVal(blk[i*e+ks : (i+1)*e]), true
+	}
 	return zero, false
 }
 
@@ -240,8 +302,14 @@ func (t *sortedTable[K, V]) replace(nt *sortedTable[K, V]) error {
 	return nil
 }
 
+// dropPages releases the file's pages lookups touched from the
+// process's resident set (dropMapped). Callers hold the lock that guards
+// replace.
+func (t *sortedTable[K, V]) dropPages() { dropMapped(t.mapped) }
+
 func (t *sortedTable[K, V]) close() error {
 	err := t.unmap()
-	t.data, t.n, t.unmap = nil, 0, func() error { return nil }
+	t.data, t.mapped, t.n, t.unmap = nil, nil, 0, func() error { return nil }
+	t.file, t.fences = nil, nil
 	return err
 }

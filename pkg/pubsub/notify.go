@@ -34,7 +34,7 @@ func (s *Server) handleEvent(ev *ledger.Event) {
 		if n := s.node[kindSlotsUpdates]; n != nil {
 			s.deliver(n, notification(n.method, n.id, slotUpdate{Type: "optimisticConfirmation", Slot: ev.Slot, Timestamp: millis(ev)}))
 		}
-		s.retained = append(s.retained, retainable(ev.Block))
+		s.retained = append(s.retained, pending(ev.Block))
 	case ledger.EventFinalized:
 		s.finalized(ev)
 	}
@@ -72,34 +72,35 @@ func (s *Server) processed(ev *ledger.Event) {
 	s.accountWrites(ledger.Processed, ev.Slot, lastWrites(writes))
 }
 
-// retainable is what the notifier keeps of a confirmed block until it is
-// finalized: the header, the final account values and, per transaction,
-// its signature, error, wire bytes (for mentions filters) and logs. The
-// rest of the records (balances, token balances, inner instructions, the
-// decoded message, each transaction's own writes) is most of their
-// memory, and FinalityDepth slots of them at full speed are hundreds of
-// megabytes; a finalized-level block subscription reads the block back
-// from the ledger instead (finalizedBlock).
-func retainable(b *ledger.Block) *ledger.Block {
-	out := *b
-	out.Applied = nil
-	out.Transactions = make([]*ledger.TxRecord, len(b.Transactions))
-	for i, r := range b.Transactions {
-		slim := &ledger.TxRecord{Signature: r.Signature, Slot: r.Slot, Index: r.Index, BlockTime: r.BlockTime, Raw: r.Raw, Err: r.Err}
-		if r.Meta != nil {
-			slim.Meta = &ledger.TxMeta{Logs: r.Meta.Logs}
-		}
-		out.Transactions[i] = slim
-	}
-	return &out
+// pendingBlock is what the notifier keeps of a confirmed block until it
+// is finalized: the header and the final account values (for finalized
+// account and program subscriptions), without its transactions. The
+// transactions of FinalityDepth slots at full speed are the largest thing
+// the node would hold (wire bytes, logs, balances of 150-200k
+// transactions: hundreds of megabytes); the ledger stores them, so when a
+// finalized-level signature, logs or block subscription needs them they
+// are read back from history (finalizedBlock), one compressed chunk per
+// 64 transactions. The final account values are mostly the same objects
+// the ledger's undo history holds for reads at confirmed and finalized.
+type pendingBlock struct {
+	block *ledger.Block // Transactions and Applied nil
+	txs   int           // how many transactions the block has
 }
 
-// finalizedBlock is b with its full transaction records, read back from
-// the ledger's history (nil if it cannot be read).
-func (s *Server) finalizedBlock(b *ledger.Block) *ledger.Block {
+func pending(b *ledger.Block) pendingBlock {
+	out := *b
+	out.Applied = nil
+	out.Transactions = nil
+	return pendingBlock{block: &out, txs: len(b.Transactions)}
+}
+
+// finalizedBlock is p's block with its full transaction records, read
+// back from the ledger's history (nil if it cannot be read).
+func (s *Server) finalizedBlock(p pendingBlock) *ledger.Block {
+	b := p.block
 	_, txs, err := s.l.Block(b.Slot, ledger.Finalized)
-	if err != nil || len(txs) != len(b.Transactions) {
-		s.log.Warn("cannot read a finalized block back for block subscriptions", "slot", b.Slot, "err", err)
+	if err != nil || len(txs) != p.txs {
+		s.log.Warn("cannot read a finalized block back for finalized-level notifications", "slot", b.Slot, "err", err)
 		return nil
 	}
 	full := *b
@@ -138,18 +139,29 @@ func (s *Server) committed(level ledger.Commitment, b *ledger.Block) {
 	}
 	s.logs(ix, b.Slot, b.Transactions)
 	s.accountWrites(level, b.Slot, b.Writes)
-	if len(ix.blocks) == 0 {
-		return
-	}
-	if level == ledger.Finalized {
-		// Retained blocks are slim (retainable).
-		if b = s.finalizedBlock(b); b == nil {
-			return
-		}
-	}
 	for sub := range ix.blocks {
 		s.block(sub, b)
 	}
+}
+
+// finalizedPending notifies the finalized-level subscriptions about a
+// block kept since it was confirmed. Its transactions are read back from
+// the ledger only when a subscription needs them; if that read fails the
+// account and program notifications still go out.
+func (s *Server) finalizedPending(p pendingBlock) {
+	ix := &s.levels[ledger.Finalized]
+	b := p.block
+	// Block subscriptions get the block as history has it, empty or not.
+	needTxs := p.txs > 0 && (len(ix.sigs) > 0 || len(ix.logsAll) > 0 || len(ix.logsMentions) > 0)
+	if needTxs || len(ix.blocks) > 0 {
+		full := s.finalizedBlock(p)
+		if full == nil {
+			s.accountWrites(ledger.Finalized, b.Slot, b.Writes)
+			return
+		}
+		b = full
+	}
+	s.committed(ledger.Finalized, b)
 }
 
 // accountWrites notifies account and program subscriptions of level.
@@ -407,12 +419,12 @@ const maxRootsPerEvent = 4096
 func (s *Server) finalized(ev *ledger.Event) {
 	keep := s.retained[:0]
 	for _, b := range s.retained {
-		if b.Slot > ev.Slot {
+		if b.block.Slot > ev.Slot {
 			keep = append(keep, b)
 			continue
 		}
-		if b.Slot > ev.Parent {
-			s.committed(ledger.Finalized, b)
+		if b.block.Slot > ev.Parent {
+			s.finalizedPending(b)
 		}
 	}
 	clear(s.retained[len(keep):])

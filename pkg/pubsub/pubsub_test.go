@@ -645,3 +645,57 @@ func TestFinalizedMatchesConfirmed(t *testing.T) {
 		jsonEq(t, got["finalized "+kind], got["confirmed "+kind])
 	}
 }
+
+// TestFinalizedReadsTransactionsBack: between confirmation and
+// finalization the notifier keeps a block's header and final account
+// values but none of its transactions; signature and logs subscriptions
+// made at finalized level in that window are still notified, from the
+// records read back out of the ledger, exactly as the confirmed-level
+// ones were.
+func TestFinalizedReadsTransactionsBack(t *testing.T) {
+	e := newEnv(t, ledger.Config{FinalityDepth: 1}, Options{})
+	c := e.dial()
+	// More than the faucet holds: the transaction lands with an error and
+	// its logs, so the read-back carries both.
+	sig, raw := e.signed(spl.SystemTransfer(e.l.Faucet().PublicKey(), newKey(t), 1<<62))
+	confirmedLogs := c.subscribe("logsSubscribe", "all", map[string]any{"commitment": "confirmed"})
+	rec := e.process(raw)
+	if rec.Err == nil {
+		t.Fatal("transfer should have failed")
+	}
+	e.advance()
+	m := c.note()
+	if m.Params.Subscription != confirmedLogs {
+		t.Fatalf("confirmed logs notification %s", m.raw)
+	}
+	wantLogs := string(m.Params.Result)
+	c.sync()
+	e.s.mu.Lock()
+	var kept *pendingBlock
+	for i := range e.s.retained {
+		if e.s.retained[i].block.Slot == rec.Slot {
+			kept = &e.s.retained[i]
+		}
+	}
+	if kept == nil || kept.txs != 1 || kept.block.Transactions != nil || kept.block.Applied != nil {
+		e.s.mu.Unlock()
+		t.Fatalf("confirmed, not finalized: kept %+v, want the slot's header with 1 transaction counted and none held", kept)
+	}
+	e.s.mu.Unlock()
+
+	sigSub := c.subscribe("signatureSubscribe", sig.String(), map[string]any{"commitment": "finalized"})
+	logsSub := c.subscribe("logsSubscribe", "all", map[string]any{"commitment": "finalized"})
+	c.noNotes("confirmed, not finalized")
+	e.advance()
+	got := map[uint64]string{}
+	for len(got) < 2 {
+		m := c.note()
+		if m.Params.Subscription == confirmedLogs {
+			continue
+		}
+		got[m.Params.Subscription] = string(m.Params.Result)
+	}
+	errJSON, _ := json.Marshal(rec.Err)
+	jsonEq(t, got[sigSub], fmt.Sprintf(`{"context":{"slot":%d},"value":{"err":%s}}`, rec.Slot, errJSON))
+	jsonEq(t, got[logsSub], wantLogs)
+}

@@ -187,8 +187,9 @@ type Server struct {
 	mintsAt func(ledger.Commitment) func(solana.PublicKey) *ledger.Account
 
 	// retained are the confirmed blocks not yet finalized, for
-	// finalized-level notifications. Only the notifier touches it.
-	retained []*ledger.Block
+	// finalized-level notifications, without their transactions
+	// (pendingBlock). Only the notifier touches it.
+	retained []pendingBlock
 }
 
 // New starts a Server for l. It observes the ledger until Close.
