@@ -458,19 +458,7 @@ func (p *ptoken) initializeMultisig(m uint8, rentSysvar bool) error {
 	if !exempt {
 		return ErrNotRentExempt
 	}
-	signers := p.rest(n)
-	if len(signers) < spl.MinSigners || len(signers) > spl.MaxSigners {
-		return ErrInvalidNumberOfProvidedSigners
-	}
-	if m < spl.MinSigners || m > spl.MaxSigners {
-		return ErrInvalidNumberOfRequiredSigners
-	}
-	ms.Data[msM], ms.Data[msN] = m, uint8(len(signers))
-	for i, s := range signers {
-		putKey(ms.Data, msSigners+32*i, s.Key)
-	}
-	ms.Data[msInit] = 1
-	return nil
+	return initMultisig(ms.Data, m, p.rest(n))
 }
 
 func (p *ptoken) transfer(amount uint64, decimals *uint8) error {
@@ -1117,5 +1105,23 @@ func (p *ptoken) unwrapLamports(d []byte) error {
 		srcRef.Lamports -= move
 		dstRef.Lamports += move
 	}
+	return nil
+}
+
+// initMultisig records an InitializeMultisig's m and signers in a
+// multisig account whose state and rent the caller has checked: both token
+// programs share the signer-count rules, their order and the layout.
+func initMultisig(data []byte, m uint8, signers []*runtime.AccountRef) error {
+	if len(signers) < spl.MinSigners || len(signers) > spl.MaxSigners {
+		return ErrInvalidNumberOfProvidedSigners
+	}
+	if m < spl.MinSigners || m > spl.MaxSigners {
+		return ErrInvalidNumberOfRequiredSigners
+	}
+	data[msM], data[msN] = m, uint8(len(signers))
+	for i, s := range signers {
+		putKey(data, msSigners+32*i, s.Key)
+	}
+	data[msInit] = 1
 	return nil
 }

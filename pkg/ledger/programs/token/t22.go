@@ -619,19 +619,7 @@ func (p *t22) initializeMultisig(m uint8, rentSysvar bool) error {
 	if ms.Lamports < rent.MinimumBalance(len(ms.Data)) {
 		return ErrNotRentExempt
 	}
-	signers := p.rest(next)
-	if len(signers) < spl.MinSigners || len(signers) > spl.MaxSigners {
-		return ErrInvalidNumberOfProvidedSigners
-	}
-	if m < spl.MinSigners || m > spl.MaxSigners {
-		return ErrInvalidNumberOfRequiredSigners
-	}
-	ms.Data[msM], ms.Data[msN] = m, uint8(len(signers))
-	for i, s := range signers {
-		putKey(ms.Data, msSigners+32*i, s.Key)
-	}
-	ms.Data[msInit] = 1
-	return nil
+	return initMultisig(ms.Data, m, p.rest(next))
 }
 
 // transferFee computes a TransferFeeConfig's fee for amount in epoch
