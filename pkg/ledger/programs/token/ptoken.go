@@ -461,20 +461,38 @@ func (p *ptoken) initializeMultisig(m uint8, rentSysvar bool) error {
 	return initMultisig(ms.Data, m, p.rest(n))
 }
 
-func (p *ptoken) transfer(amount uint64, decimals *uint8) error {
+// transferRefs are the accounts of a transfer instruction.
+type transferRefs struct {
+	src, mint, dst, auth *runtime.AccountRef // mint is nil for Transfer
+	signers              []*runtime.AccountRef
+}
+
+// transferAccounts reads the accounts of Transfer (source, destination,
+// authority) or, when checked, of TransferChecked (source, mint,
+// destination, authority), and the multisig signers after them. Both token
+// programs lay them out alike.
+func (p *ptoken) transferAccounts(checked bool) (transferRefs, error) {
 	n := 3
-	if decimals != nil {
+	if checked {
 		n = 4
 	}
 	accts, err := p.accounts(n)
 	if err != nil {
+		return transferRefs{}, err
+	}
+	r := transferRefs{src: accts[0], dst: accts[1], auth: accts[2], signers: p.rest(n)}
+	if checked {
+		r.mint, r.dst, r.auth = accts[1], accts[2], accts[3]
+	}
+	return r, nil
+}
+
+func (p *ptoken) transfer(amount uint64, decimals *uint8) error {
+	r, err := p.transferAccounts(decimals != nil)
+	if err != nil {
 		return err
 	}
-	srcRef, mintRef, dstRef, auth := accts[0], (*runtime.AccountRef)(nil), accts[1], accts[2]
-	if decimals != nil {
-		mintRef, dstRef, auth = accts[1], accts[2], accts[3]
-	}
-	signers := p.rest(n)
+	srcRef, mintRef, dstRef, auth, signers := r.src, r.mint, r.dst, r.auth, r.signers
 	src, err := p.loadAccount(srcRef)
 	if err != nil {
 		return err

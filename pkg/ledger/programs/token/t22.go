@@ -657,19 +657,11 @@ func (p *t22) checkMemo() error {
 // transfer is process_transfer: decimals is set for TransferChecked,
 // withFee for TransferCheckedWithFee.
 func (p *t22) transfer(amount uint64, decimals *uint8, withFee *uint64) error {
-	n := 3
-	if decimals != nil {
-		n = 4
-	}
-	accts, err := p.accounts(n)
+	r, err := (&ptoken{ctx: p.ctx}).transferAccounts(decimals != nil)
 	if err != nil {
 		return err
 	}
-	srcRef, mintRef, dstRef, auth := accts[0], (*runtime.AccountRef)(nil), accts[1], accts[2]
-	if decimals != nil {
-		mintRef, dstRef, auth = accts[1], accts[2], accts[3]
-	}
-	signers := p.rest(n)
+	srcRef, mintRef, dstRef, auth, signers := r.src, r.mint, r.dst, r.auth, r.signers
 	if err := p.own(srcRef); err != nil {
 		return err
 	}
