@@ -17,9 +17,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +30,6 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/gagliardetto/solana-go"
-	"github.com/mr-tron/base58"
 
 	"github.com/ferry-sh/ferry/pkg/keyfile"
 )
@@ -126,40 +122,6 @@ func startServe(t *testing.T) (*cli, string) {
 	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "NO_COLOR=1",
 		"FERRY_API_URL="+urls["api"], "FERRY_RPC_URL="+urls["rpc"], "FERRY_EPHEMERAL_URL="+urls["ephemeral"], "FERRY_ROUTER_URL="+urls["router"])
 	return &cli{t: t, bin: bin, env: env, urls: urls}, filepath.Join(data, "wallets")
-}
-
-// loginToken logs the wallet of keypair file path in through the payments
-// API, as a wallet would (challenge, ed25519 signature, login), and returns
-// the "<wallet>.<token>" the page is given.
-func loginToken(t *testing.T, api, path string) string {
-	t.Helper()
-	key, err := keyfile.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
-	resp, err := http.Get(api + "/v1/spl/challenge?pubkey=" + url.QueryEscape(pub))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ch struct{ Challenge string }
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err := json.Unmarshal(b, &ch); err != nil || ch.Challenge == "" {
-		t.Fatalf("challenge: %s %v", b, err)
-	}
-	body, _ := json.Marshal(map[string]string{"pubkey": pub, "challenge": ch.Challenge, "signature": base58.Encode(ed25519.Sign(key, []byte(ch.Challenge)))})
-	resp, err = http.Post(api+"/v1/spl/login", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lr struct{ Token string }
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err := json.Unmarshal(b, &lr); err != nil || lr.Token == "" {
-		t.Fatalf("login: %s %v", b, err)
-	}
-	return lr.Token
 }
 
 func artifacts(t *testing.T) string {

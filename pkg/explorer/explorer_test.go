@@ -282,6 +282,13 @@ func TestViews(t *testing.T) {
 		t.Fatalf("alice's eATA: %+v %+v", eata, eata.Base)
 	}
 
+	// The rollup credits the deposit after it has cloned her eATA: only
+	// she can see when (through the API, logged in).
+	aliceTok := loginToken(t, api, alice.Keypair)
+	waitFor(t, "alice's deposit credited on the rollup", func() bool {
+		return privateBalance(t, api, alice.Address, info.Demo.Mint, aliceTok) == "3000000"
+	})
+
 	// A private transfer from her rollup balance to bob on base, in two
 	// pieces.
 	transfer := send(t, api, "/v1/spl/transfer", `{"from":"`+alice.Address+`","to":"`+bob.Address+`","mint":"`+info.Demo.Mint+
