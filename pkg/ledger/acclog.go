@@ -129,8 +129,13 @@ type accountLog struct {
 	total  int64 // bytes in all segments
 	alive  int64 // live bytes in all segments
 
-	snapPos logPos // position the newest snapshot covers
-	grown   int64  // log bytes appended since that snapshot
+	// snapPos is the position the key directory's files cover (its
+	// newest run's, else its base's): a replay starts there. basePos is
+	// the base's: only segments before it may be deleted, since a kill
+	// during a base rewrite can leave the base without its runs, and the
+	// replay then starts at basePos.
+	snapPos, basePos logPos
+	grown            int64 // log bytes appended since the base was written
 	// cleaned are segments whose live records were copied to the head;
 	// they are deleted once a snapshot no longer points into them, and
 	// until then do not count as garbage.
@@ -241,10 +246,14 @@ func (lg *accountLog) open(end logPos) error {
 	if err := lg.readMeta(lg.keydir.meta); err != nil {
 		return err
 	}
+	lg.basePos = logPos{seg: 1}
+	if b := lg.keydir.base.meta; len(b) >= 8 {
+		lg.basePos, _ = decodeLogPos(b[:8])
+	}
 	if err := lg.replay(lg.snapPos, end); err != nil {
 		return err
 	}
-	lg.grown = lg.distance(lg.snapPos, end)
+	lg.grown = lg.distance(lg.basePos, end)
 	lg.dropDead()
 	return nil
 }
@@ -590,6 +599,28 @@ func (lg *accountLog) apply() error {
 	if lg.grown >= max(accountSnapshotRatio*lg.keydir.size, min(accountSnapshotMin, 16*lg.segBytes)) {
 		return lg.snapshot()
 	}
+	return lg.saveRun()
+}
+
+// saveRun writes the key directory's changes in memory as a run when
+// enough of them accumulated, so they never take more memory than that
+// (sortedTable). Segments stay until a snapshot of the base passes them.
+func (lg *accountLog) saveRun() error {
+	lg.mu.RLock()
+	if !lg.keydir.runDue() {
+		lg.mu.RUnlock()
+		return nil
+	}
+	pos := lg.head
+	run, err := lg.keydir.writeRun(lg.keydirMeta(pos), !lg.noSync)
+	lg.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("write key directory run: %w", err)
+	}
+	lg.mu.Lock()
+	lg.keydir.addRun(run)
+	lg.snapPos = pos
+	lg.mu.Unlock()
 	return nil
 }
 
@@ -610,7 +641,7 @@ func (lg *accountLog) snapshot() error {
 	if err != nil {
 		return err
 	}
-	lg.snapPos, lg.grown = pos, 0
+	lg.snapPos, lg.basePos, lg.grown = pos, pos, 0
 	lg.dropDead()
 	return nil
 }
@@ -621,7 +652,7 @@ func (lg *accountLog) dropDead() {
 	var dead []uint32
 	lg.mu.Lock()
 	for s, f := range lg.files {
-		if s < lg.snapPos.seg && s < lg.head.seg && lg.live[s] <= 0 {
+		if s < lg.basePos.seg && s < lg.head.seg && lg.live[s] <= 0 {
 			f.Close()
 			delete(lg.files, s)
 			lg.total -= lg.sizes[s]

@@ -31,9 +31,13 @@ type accountSource interface {
 // durable, by the persister, both holding Ledger.mu for writing; readers
 // hold it for reading. The cache has its own lock.
 type accountSet struct {
-	mem   map[solana.PublicKey]*Account
-	disk  accountSource
-	cache accountCache
+	mem map[solana.PublicKey]*Account
+	// memPeak is mem's largest size since it was last rebuilt: a burst of
+	// writes ahead of the persister leaves a map of that size behind
+	// (keyIndex).
+	memPeak int
+	disk    accountSource
+	cache   accountCache
 	// failure is the first disk read error; the ledger halts on it (a
 	// missing account must never be mistaken for a new one).
 	failure atomic.Pointer[error]
@@ -69,6 +73,7 @@ func (s *accountSet) set(k solana.PublicKey, a *Account) {
 		return
 	}
 	s.mem[k] = a
+	s.memPeak = max(s.memPeak, len(s.mem))
 }
 
 // persisted drops from mem the writes a commit made durable, unless a
@@ -83,6 +88,10 @@ func (s *accountSet) persisted(writes []AccountWrite) {
 			delete(s.mem, w.Key)
 			s.cache.put(w.Key, w.Account)
 		}
+	}
+	if s.memPeak >= shrinkAt && len(s.mem) < s.memPeak/4 {
+		s.mem = copyMap(s.mem)
+		s.memPeak = len(s.mem)
 	}
 }
 

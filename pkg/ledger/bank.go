@@ -193,7 +193,17 @@ func tokenKeysOf(a *Account) (tokenKeys, bool) {
 // owning program) to the accounts that have, or recently had, it. It may
 // hold stale entries; readers check every candidate against the state
 // they read.
-type keyIndex map[solana.PublicKey]*keySet
+//
+// A durable ledger's indexes hold only the unfinalized slots' entries:
+// they grow with a burst (a fill creating accounts faster than slots are
+// finalized) and empty again. A Go map keeps the buckets of its largest
+// size, so the maps are rebuilt once they hold a quarter of their peak.
+type keyIndex struct {
+	m    map[solana.PublicKey]*keySet
+	peak int
+}
+
+func newKeyIndex() *keyIndex { return &keyIndex{m: map[solana.PublicKey]*keySet{}} }
 
 // keySet is a small slice that turns into a map when it grows, since one
 // mint or program can have millions of accounts while most owners have a
@@ -201,18 +211,24 @@ type keyIndex map[solana.PublicKey]*keySet
 type keySet struct {
 	list []solana.PublicKey
 	set  map[solana.PublicKey]struct{}
+	peak int
 }
 
 const keySetMapAt = 32
 
-func (ix keyIndex) add(k, v solana.PublicKey) {
-	s := ix[k]
+// shrinkAt is the smallest peak worth rebuilding a map for.
+const shrinkAt = 1024
+
+func (ix *keyIndex) add(k, v solana.PublicKey) {
+	s := ix.m[k]
 	if s == nil {
 		s = &keySet{}
-		ix[k] = s
+		ix.m[k] = s
+		ix.peak = max(ix.peak, len(ix.m))
 	}
 	if s.set != nil {
 		s.set[v] = struct{}{}
+		s.peak = max(s.peak, len(s.set))
 		return
 	}
 	if slices.Contains(s.list, v) {
@@ -225,26 +241,45 @@ func (ix keyIndex) add(k, v solana.PublicKey) {
 			s.set[x] = struct{}{}
 		}
 		s.list = nil
+		s.peak = len(s.set)
 	}
 }
 
-func (ix keyIndex) remove(k, v solana.PublicKey) {
-	s := ix[k]
+func (ix *keyIndex) remove(k, v solana.PublicKey) {
+	s := ix.m[k]
 	if s == nil {
 		return
 	}
 	if s.set != nil {
 		delete(s.set, v)
+		if s.peak >= shrinkAt && len(s.set) < s.peak/4 {
+			s.set = copyMap(s.set)
+			s.peak = len(s.set)
+		}
 	} else if i := slices.Index(s.list, v); i >= 0 {
 		s.list = slices.Delete(s.list, i, i+1)
 	}
 	if len(s.list) == 0 && len(s.set) == 0 {
-		delete(ix, k)
+		delete(ix.m, k)
+		if ix.peak >= shrinkAt && len(ix.m) < ix.peak/4 {
+			ix.m = copyMap(ix.m)
+			ix.peak = len(ix.m)
+		}
 	}
 }
 
-func (ix keyIndex) each(k solana.PublicKey, fn func(solana.PublicKey)) {
-	s := ix[k]
+// copyMap copies m into a map sized for what it holds now (maps.Clone
+// keeps the buckets).
+func copyMap[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func (ix *keyIndex) each(k solana.PublicKey, fn func(solana.PublicKey)) {
+	s := ix.m[k]
 	if s == nil {
 		return
 	}
@@ -257,8 +292,8 @@ func (ix keyIndex) each(k solana.PublicKey, fn func(solana.PublicKey)) {
 }
 
 // size is how many accounts k has in the index (stale entries included).
-func (ix keyIndex) size(k solana.PublicKey) int {
-	s := ix[k]
+func (ix *keyIndex) size(k solana.PublicKey) int {
+	s := ix.m[k]
 	if s == nil {
 		return 0
 	}
@@ -370,7 +405,7 @@ func tokenIndexChanged(old, a *Account) bool {
 }
 
 // indexOf is the in-memory index of a kind.
-func (l *Ledger) indexOf(kind indexKind) keyIndex {
+func (l *Ledger) indexOf(kind indexKind) *keyIndex {
 	switch kind {
 	case byTokenOwner:
 		return l.owners

@@ -135,7 +135,7 @@ type boltStore struct {
 	commits uint64
 }
 
-func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin int) (*boltStore, error) {
+func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt int) (*boltStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -219,6 +219,7 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin int) (*bo
 		s.close()
 		return nil, err
 	}
+	s.sigs.runAt, s.heads.runAt, acc.keydir.runAt = runAt, runAt, runAt
 	return s, nil
 }
 
@@ -240,7 +241,7 @@ func openDerivedTable[K comparable, V any](dir, name string, c *tableCodec[K, V]
 	path := filepath.Join(dir, name)
 	t, err := openTable(path, c)
 	if errors.Is(err, errCorrupt) {
-		if err := os.Remove(path); err != nil {
+		if err := removeTableFiles(path); err != nil {
 			return nil, fmt.Errorf("remove damaged %s: %w", path, err)
 		}
 		return openTable(path, c)
@@ -276,6 +277,8 @@ func (s *boltStore) saveTables(force bool) error {
 		if err != nil {
 			return err
 		}
+	} else if err := saveRun(&s.mu, s.sigs, meta, !s.noSync); err != nil {
+		return err
 	}
 	if due(s.heads.changes(), s.heads.entries()) {
 		s.mu.RLock()
@@ -291,7 +294,29 @@ func (s *boltStore) saveTables(force bool) error {
 		if err != nil {
 			return err
 		}
+	} else if err := saveRun(&s.mu, s.heads, meta, !s.noSync); err != nil {
+		return err
 	}
+	return nil
+}
+
+// saveRun writes t's changes in memory as a run when enough of them
+// accumulated (sortedTable.runDue). The run is written while readers go
+// on; mu (the table's lock) is held for writing only to adopt it.
+func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool) error {
+	mu.RLock()
+	if !t.runDue() {
+		mu.RUnlock()
+		return nil
+	}
+	run, err := t.writeRun(meta, sync)
+	mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	mu.Lock()
+	t.addRun(run)
+	mu.Unlock()
 	return nil
 }
 

@@ -133,6 +133,8 @@ type Config struct {
 	// tableRewriteMin overrides tableRewriteMin (tests rewrite the
 	// store's tables often).
 	tableRewriteMin int
+	// tableRunChanges overrides tableRunChanges (tests write runs often).
+	tableRunChanges int
 }
 
 // GenesisAccount is an account created at genesis.

@@ -148,7 +148,7 @@ func crashChild(dir string) {
 	// key directory is snapshotted all the time, so kills land in the
 	// middle of those too.
 	cfg := Config{Name: "crash", DataDir: dir, SlotDuration: 10 * time.Millisecond, FinalityDepth: 4,
-		accountSegmentBytes: 8 << 10, AccountCacheSize: 8, tableRewriteMin: 64}
+		accountSegmentBytes: 8 << 10, AccountCacheSize: 8, tableRewriteMin: 64, tableRunChanges: 16}
 	if v := os.Getenv(crashPruneEnv); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {

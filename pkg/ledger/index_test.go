@@ -197,8 +197,8 @@ func TestIndexesMatchScan(t *testing.T) {
 			}
 			l.mu.RLock()
 			defer l.mu.RUnlock()
-			for name, ix := range map[string]keyIndex{"program": l.programs, "delegate": l.delegates, "owner": l.owners, "mint": l.mints} {
-				for by, set := range ix {
+			for name, ix := range map[string]*keyIndex{"program": l.programs, "delegate": l.delegates, "owner": l.owners, "mint": l.mints} {
+				for by, set := range ix.m {
 					ix.each(by, func(k solana.PublicKey) {
 						a := l.bank.get(k)
 						tk, ok := tokenKeysOf(a)

@@ -59,12 +59,12 @@ type Ledger struct {
 	hashes  map[solana.Hash]uint64
 	status  map[statusKey]statusEntry
 	txCount uint64 // processed transactions, all time
-	owners  keyIndex
-	mints   keyIndex
+	owners  *keyIndex
+	mints   *keyIndex
 	// delegates indexes token accounts by approved delegate, programs all
 	// accounts by owning program (bank.go).
-	delegates keyIndex
-	programs  keyIndex
+	delegates *keyIndex
+	programs  *keyIndex
 	// diskIndex: the store keeps the secondary indexes, and the keyIndexes
 	// above hold only the entries of slots not yet finalized (bank.go).
 	diskIndex bool
@@ -172,10 +172,10 @@ func Open(cfg Config) (*Ledger, error) {
 		log:         cfg.Logger.With("ledger", cfg.Name),
 		hashes:      map[solana.Hash]uint64{},
 		status:      map[statusKey]statusEntry{},
-		owners:      keyIndex{},
-		mints:       keyIndex{},
-		delegates:   keyIndex{},
-		programs:    keyIndex{},
+		owners:      newKeyIndex(),
+		mints:       newKeyIndex(),
+		delegates:   newKeyIndex(),
+		programs:    newKeyIndex(),
 		sem:         make(chan struct{}, cfg.MaxPending),
 		wake:        make(chan struct{}, 1),
 		ops:         make(chan func()),
@@ -195,7 +195,7 @@ func Open(cfg Config) (*Ledger, error) {
 	if cfg.DataDir == "" {
 		l.store = newMemStore()
 	} else {
-		s, err := openBoltStore(cfg.DataDir, cfg.NoSync, cfg.accountSegmentBytes, cfg.tableRewriteMin)
+		s, err := openBoltStore(cfg.DataDir, cfg.NoSync, cfg.accountSegmentBytes, cfg.tableRewriteMin, cfg.tableRunChanges)
 		if err != nil {
 			l.verifier.stop()
 			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)

@@ -48,7 +48,7 @@ func mappedRSS(t *testing.T, dir string) int {
 // page right after it.
 func TestDropMappedPages(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Name: "drop", DataDir: dir, NoSync: true, FinalityDepth: 1, tableRewriteMin: 8, accountSegmentBytes: 4 << 10}
+	cfg := Config{Name: "drop", DataDir: dir, NoSync: true, FinalityDepth: 1, tableRewriteMin: 8, accountSegmentBytes: 4 << 10, tableRunChanges: 3}
 	cfg.ManualSlots = true
 	l, err := Open(cfg)
 	if err != nil {

@@ -126,7 +126,7 @@ func TestCommitmentReadsAndIndexes(t *testing.T) {
 	if count(Finalized) != 0 {
 		t.Fatal("closed account still listed at finalized")
 	}
-	if _, ok := l.owners[pubkeyOf(s.alice)]; ok {
+	if _, ok := l.owners.m[pubkeyOf(s.alice)]; ok {
 		t.Fatal("stale owner index entry not removed after finalization")
 	}
 	holders, _ := l.TokenAccountsByMint(s.mint, Finalized)

@@ -25,7 +25,7 @@ func TestLimitLedgerSize(t *testing.T) {
 		{"durable", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{Name: "prune", FinalityDepth: 2, LimitLedgerSize: limit, ManualSlots: true, tableRewriteMin: 16}
+			cfg := Config{Name: "prune", FinalityDepth: 2, LimitLedgerSize: limit, ManualSlots: true, tableRewriteMin: 16, tableRunChanges: 4}
 			if tc.durable {
 				cfg.DataDir, cfg.NoSync = t.TempDir(), true
 			}

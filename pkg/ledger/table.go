@@ -7,50 +7,96 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 )
 
 // sortedTable is a map with fixed-size keys and values, kept as a file of
-// entries sorted by key plus the changes made since the file was written,
-// in memory. The file is mapped read-only: opening it decodes nothing,
-// its pages cost no Go heap, and only the pages lookups touch are read.
-// save merges the changes into a new file. The durable stores use it for
-// the account key directory, the address heads and the signature index,
-// each of which can be rebuilt from the file and what was committed after
-// the position its meta records.
+// entries sorted by key (the base), runs written on top of it, and the
+// changes made since the newest run, in memory. The files are mapped
+// read-only: opening them decodes nothing, their pages cost no Go heap,
+// and only the pages lookups touch are read. The durable stores use it
+// for the account key directory, the address heads and the signature
+// index, each of which can be rebuilt from its files and what was
+// committed after the position the newest file's meta records.
+//
+// The changes are bounded twice. Once runAt of them accumulated, they
+// are written as a run: a sorted file of just those keys (deleted ones
+// marked), with a Bloom filter of its keys in memory, so the changes in
+// memory never exceed runAt however large the table is. Once the runs
+// and changes together reach what the owner decides (half the base, for
+// the store), write merges base, runs and changes into a new base. A
+// change is written once in a run and about twice by base rewrites; the
+// rewrites alone would cost the same per change, but would need every
+// change since the last one in memory: at a million addresses, tens of
+// MB of map entries held through a whole load test.
 //
 // File: magic (16) | entries u64 | meta length u32 | CRC-32C of the
-// header and meta u32 | meta | entries (key | value). The entries are
-// not checksummed (reading them would defeat the mapping); what they point
+// header and meta u32 | meta | entries. A base's entries are key |
+// value; a run's are key | value | flags (1: deleted), and its meta
+// starts with the base checksum (u32 LE) it was written on top of, so a
+// run left over from an older base is recognised and dropped. Runs are
+// named path.run000001, path.run000002, … from the base on; a missing
+// or damaged run ends the chain (it and later runs are removed, and the
+// owner replays from the newest meta left). The entries are not
+// checksummed (reading them would defeat the mapping); what they point
 // to is checked where it is read.
 //
 // A sortedTable is not safe for concurrent use; its owner locks.
 type sortedTable[K comparable, V any] struct {
-	codec  *tableCodec[K, V]
-	path   string
-	data   []byte // the entries
-	mapped []byte // the whole file as mapped (data is within it)
-	// file is the open table file and dataOff where the entries start in
-	// it. Lookups read one block of entries with ReadAt instead of
-	// touching the mapping (see get).
+	codec *tableCodec[K, V]
+	path  string
+	base  *tableFile
+	runs  []*tableFile // oldest first
+	// runEntries is the number of entries in runs (a key may repeat).
+	runEntries int
+	// runAt is how many changes make a run (0: tableRunChanges).
+	runAt int
+	// meta is the newest file's meta (the newest run's, else the base's);
+	// n and size are the base's entries and file size.
+	meta   []byte
+	n      int
+	size   int64
+	recent map[K]tableChange[V]
+	seed   maphash.Seed
+	bufs   *sync.Pool
+}
+
+// tableRunChanges is how many changes a sortedTable keeps in memory
+// before writing them as a run (about 4 MB of map entries for the
+// widest table, the key directory).
+const tableRunChanges = 1 << 16
+
+// tableRunMagic marks a run file of any table; the entry width, checked
+// against the file length, differs between tables.
+const tableRunMagic = "ferry-tblrun-1\n\x00"
+
+// tableFile is one mapped file of a table: its base or a run.
+type tableFile struct {
+	path    string
+	data    []byte // the entries
+	mapped  []byte // the whole file as mapped (data is within it)
 	file    *os.File
 	dataOff int64
+	entry   int // bytes per entry
+	keySize int
 	// fences holds the first key of every block of blockEntries entries,
 	// so a lookup knows which block to read.
 	fences       []byte
 	blockEntries int
-	// bufs are the block buffers of lookups (a stack buffer would escape
-	// through ReadAt).
-	bufs   *sync.Pool
-	unmap  func() error
-	n      int
-	meta   []byte
-	size   int64 // file size
-	recent map[K]tableChange[V]
+	n            int
+	meta         []byte
+	sum          uint32 // the header checksum
+	size         int64
+	bloom        []uint64 // runs only
+	unmap        func() error
 }
 
 type tableChange[V any] struct {
@@ -73,12 +119,103 @@ const tableHeader = 16 + 8 + 4 + 4
 
 func (c *tableCodec[K, V]) entry() int { return c.keySize + c.valSize }
 
-// openTable maps the table at path (an empty one if there is no file).
+// openTable maps the table at path and its runs (an empty table if there
+// is no file). Run files that do not continue the chain from the base
+// are removed.
 func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTable[K, V], error) {
-	t := &sortedTable[K, V]{codec: c, path: path, recent: map[K]tableChange[V]{}, unmap: func() error { return nil }}
+	t := &sortedTable[K, V]{codec: c, path: path, recent: map[K]tableChange[V]{}, seed: maphash.MakeSeed()}
+	t.bufs = &sync.Pool{New: func() any { return new([tableBlockBytes]byte) }}
+	base, err := openTableFile(path, c.magic, c.keySize, c.entry())
+	if err != nil {
+		return nil, err
+	}
+	t.base = base
+	t.meta, t.n, t.size = base.meta, base.n, base.size
+	if err := t.openRuns(); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// runPath is the file name of run seq (from 1).
+func (t *sortedTable[K, V]) runPath(seq int) string {
+	return fmt.Sprintf("%s.run%06d", t.path, seq)
+}
+
+// openRuns maps the runs written on top of the base, in order, and
+// removes the temporary files of interrupted run writes and every run
+// from the first one that is missing, damaged or written on another base.
+func (t *sortedTable[K, V]) openRuns() error {
+	names, err := filepath.Glob(t.path + ".run*")
+	if err != nil {
+		return err
+	}
+	seqs := map[int]string{}
+	for _, name := range names {
+		rest := strings.TrimPrefix(name, t.path+".run")
+		seq, err := strconv.Atoi(rest)
+		if err != nil || seq <= 0 {
+			// A temporary file (path.run000003.tmp…) or a stranger.
+			if strings.Contains(rest, ".tmp") {
+				if err := os.Remove(name); err != nil {
+					return fmt.Errorf("remove %s: %w", name, err)
+				}
+			}
+			continue
+		}
+		seqs[seq] = name
+	}
+	ks := t.codec.keySize
+	for seq := 1; ; seq++ {
+		name, ok := seqs[seq]
+		if !ok {
+			break
+		}
+		f, err := openTableFile(name, tableRunMagic, ks, t.codec.entry()+1)
+		if errors.Is(err, errCorrupt) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if len(f.meta) < 4 || binary.LittleEndian.Uint32(f.meta) != t.base.sum {
+			// Written on top of an older base, or a damaged one replaced.
+			f.close()
+			break
+		}
+		f.bloom = newBloom(f.n)
+		for i := 0; i < f.n; i++ {
+			bloomAdd(f.bloom, maphash.Bytes(t.seed, f.data[i*f.entry:i*f.entry+ks]))
+		}
+		dropMapped(f.mapped)
+		t.runs = append(t.runs, f)
+		t.runEntries += f.n
+		t.meta = f.meta[4:]
+		delete(seqs, seq)
+	}
+	// What is left does not continue the chain: remove it, newest first,
+	// so that a kill in between leaves a chain that is still a prefix.
+	rest := make([]int, 0, len(seqs))
+	for seq := range seqs {
+		rest = append(rest, seq)
+	}
+	slices.Sort(rest)
+	for i := len(rest) - 1; i >= 0; i-- {
+		if err := os.Remove(seqs[rest[i]]); err != nil {
+			return fmt.Errorf("remove %s: %w", seqs[rest[i]], err)
+		}
+	}
+	return nil
+}
+
+// openTableFile maps one table file; a missing one is an empty file.
+func openTableFile(path, magic string, keySize, entry int) (*tableFile, error) {
+	tf := &tableFile{path: path, entry: entry, keySize: keySize, unmap: func() error { return nil }}
+	tf.blockEntries = max(tableBlockBytes/entry, 1)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return t, nil
+		return tf, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -94,12 +231,12 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	var hdr [tableHeader]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:16]) != c.magic {
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:16]) != magic {
 		return nil, fmt.Errorf("%w: %s header", errCorrupt, path)
 	}
 	n := binary.LittleEndian.Uint64(hdr[16:])
 	metaLen := int64(binary.LittleEndian.Uint32(hdr[24:]))
-	if fi.Size() < tableHeader+metaLen || uint64(fi.Size()-tableHeader-metaLen) != n*uint64(c.entry()) {
+	if fi.Size() < tableHeader+metaLen || uint64(fi.Size()-tableHeader-metaLen) != n*uint64(entry) {
 		return nil, fmt.Errorf("%w: %s length", errCorrupt, path)
 	}
 	meta := make([]byte, metaLen)
@@ -114,179 +251,383 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
-	t.data, t.mapped, t.n, t.meta, t.size = m[tableHeader+metaLen:], m, int(n), meta, fi.Size()
-	t.file, t.dataOff = f, tableHeader+metaLen
-	t.unmap = func() error { return errors.Join(unmap(), f.Close()) }
+	tf.data, tf.mapped, tf.n, tf.meta, tf.size, tf.sum = m[tableHeader+metaLen:], m, int(n), meta, fi.Size(), crc
+	tf.file, tf.dataOff = f, tableHeader+metaLen
+	tf.unmap = func() error { return errors.Join(unmap(), f.Close()) }
 	keep = true
-	e := c.entry()
-	t.blockEntries = max(tableBlockBytes/e, 1)
-	t.bufs = &sync.Pool{New: func() any { return new([tableBlockBytes]byte) }}
-	ks := c.keySize
-	t.fences = make([]byte, 0, (t.n+t.blockEntries-1)/t.blockEntries*ks)
-	for i := 0; i < t.n; i += t.blockEntries {
-		t.fences = append(t.fences, t.data[i*e:i*e+ks]...)
+	tf.fences = make([]byte, 0, (tf.n+tf.blockEntries-1)/tf.blockEntries*keySize)
+	for i := 0; i < tf.n; i += tf.blockEntries {
+		tf.fences = append(tf.fences, tf.data[i*entry:i*entry+keySize]...)
 	}
 	// Building the fences touched every page: leave none resident.
 	dropMapped(m)
-	return t, nil
+	return tf, nil
 }
 
-func (t *sortedTable[K, V]) at(i int) []byte {
-	e := t.codec.entry()
-	return t.data[i*e : (i+1)*e]
+func (f *tableFile) close() error {
+	err := f.unmap()
+	f.data, f.mapped, f.n, f.unmap = nil, nil, 0, func() error { return nil }
+	f.file, f.fences, f.bloom = nil, nil, nil
+	return err
 }
 
 // tableBlockBytes is the most a lookup reads from a table file: the
 // fences (the first key of each block, in memory) name the one block of
-// entries that can hold a key, and get reads just that block with ReadAt.
-// Reading rather than touching the mapping keeps lookups from mapping
-// pages into the process: the kernel maps the 64 KiB around each faulting
-// page, so random lookups in a mapped table of tens of MB left all of it
-// resident within a slot. The fences cost one key per block (heads at a
-// million accounts: ~1 MB).
+// entries that can hold a key, and find reads just that block with
+// ReadAt. Reading rather than touching the mapping keeps lookups from
+// mapping pages into the process: the kernel maps the 64 KiB around each
+// faulting page, so random lookups in a mapped table of tens of MB left
+// all of it resident within a slot. The fences cost one key per block
+// (heads at a million accounts: ~1 MB).
 const tableBlockBytes = 2048
 
-func (t *sortedTable[K, V]) get(k K) (V, bool) {
-	if c, ok := t.recent[k]; ok {
-		return c.v, !c.deleted
+// find looks key up in the file and calls fn with its entry (valid only
+// during the call).
+func (f *tableFile) find(key []byte, bufs *sync.Pool, fn func(entry []byte)) bool {
+	if f.n == 0 {
+		return false
 	}
-	var zero V
-	if t.n == 0 {
-		return zero, false
-	}
-	var kb [64]byte
-	key := kb[:t.codec.keySize]
-	t.codec.putKey(key, k)
-	ks, e := t.codec.keySize, t.codec.entry()
+	ks, e := f.keySize, f.entry
 	// The last block whose first key is at most key.
-	nb := len(t.fences) / ks
-	b := sort.Search(nb, func(i int) bool { return bytes.Compare(t.fences[i*ks:(i+1)*ks], key) > 0 }) - 1
+	nb := len(f.fences) / ks
+	b := sort.Search(nb, func(i int) bool { return bytes.Compare(f.fences[i*ks:(i+1)*ks], key) > 0 }) - 1
 	if b < 0 {
-		return zero, false
+		return false
 	}
-	lo := b * t.blockEntries
-	cnt := min(t.blockEntries, t.n-lo)
-	buf := t.bufs.Get().(*[tableBlockBytes]byte)
-	defer t.bufs.Put(buf)
+	lo := b * f.blockEntries
+	cnt := min(f.blockEntries, f.n-lo)
+	buf := bufs.Get().(*[tableBlockBytes]byte)
+	defer bufs.Put(buf)
 	var blk []byte
 	if cnt*e <= len(buf) {
 		blk = buf[:cnt*e]
 	} else {
 		blk = make([]byte, cnt*e) // entries wider than a block
 	}
-	if _, err := t.file.ReadAt(blk, t.dataOff+int64(lo*e)); err != nil {
+	if _, err := f.file.ReadAt(blk, f.dataOff+int64(lo*e)); err != nil {
 		// The file is the table's own, complete at open; a failing read
 		// falls back to the mapping, which faults the same way an
 		// unreadable page always did.
-		blk = t.data[lo*e : (lo+cnt)*e]
+		blk = f.data[lo*e : (lo+cnt)*e]
 	}
 	i := sort.Search(cnt, func(i int) bool { return bytes.Compare(blk[i*e:i*e+ks], key) >= 0 })
 	if i < cnt && bytes.Equal(blk[i*e:i*e+ks], key) {
-		return t.codec.getVal(blk[i*e+ks : (i+1)*e]), true
+		fn(blk[i*e : (i+1)*e])
+		return true
 	}
-	return zero, false
+	return false
+}
+
+func (t *sortedTable[K, V]) get(k K) (V, bool) {
+	if c, ok := t.recent[k]; ok {
+		return c.v, !c.deleted
+	}
+	var zero V
+	var kb [64]byte
+	ks := t.codec.keySize
+	key := kb[:ks]
+	t.codec.putKey(key, k)
+	if len(t.runs) > 0 {
+		h := maphash.Bytes(t.seed, key)
+		for i := len(t.runs) - 1; i >= 0; i-- {
+			r := t.runs[i]
+			if !bloomHas(r.bloom, h) {
+				continue
+			}
+			var v V
+			var deleted bool
+			if r.find(key, t.bufs, func(e []byte) {
+				v, deleted = t.codec.getVal(e[ks:len(e)-1]), e[len(e)-1]&1 != 0
+			}) {
+				if deleted {
+					return zero, false
+				}
+				return v, true
+			}
+		}
+	}
+	var v V
+	found := t.base.find(key, t.bufs, func(e []byte) { v = t.codec.getVal(e[ks:]) })
+	return v, found
 }
 
 func (t *sortedTable[K, V]) set(k K, v V) { t.recent[k] = tableChange[V]{v: v} }
 
 func (t *sortedTable[K, V]) del(k K) { t.recent[k] = tableChange[V]{deleted: true} }
 
-// changes is how many keys changed since the file was written.
-func (t *sortedTable[K, V]) changes() int { return len(t.recent) }
+// changes is how many keys changed since the base was written (keys
+// changed again after a run count again).
+func (t *sortedTable[K, V]) changes() int { return len(t.recent) + t.runEntries }
 
-// entries is the number of entries in the file.
+// entries is the number of entries in the base.
 func (t *sortedTable[K, V]) entries() int { return t.n }
 
-// each calls fn for every key and value until fn returns false: the
-// file's (those not changed since) in key order, then the changed ones.
-func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
-	ks := t.codec.keySize
-	for i := 0; i < t.n; i++ {
-		e := t.at(i)
-		k := t.codec.getKey(e[:ks])
-		if _, ok := t.recent[k]; ok {
-			continue
+// runDue reports whether the changes in memory should be written as a
+// run.
+func (t *sortedTable[K, V]) runDue() bool {
+	at := t.runAt
+	if at <= 0 {
+		at = tableRunChanges
+	}
+	return len(t.recent) >= at
+}
+
+// sortedRecent encodes the changes in memory as run entries (key | value
+// | flags), sorted by key.
+func (t *sortedTable[K, V]) sortedRecent() []byte {
+	c := t.codec
+	ks, e := c.keySize, c.entry()+1
+	out := make([]byte, len(t.recent)*e)
+	i := 0
+	for k, ch := range t.recent {
+		ent := out[i*e : (i+1)*e]
+		c.putKey(ent[:ks], k)
+		if ch.deleted {
+			ent[e-1] = 1
+		} else {
+			c.putVal(ent[ks:e-1], ch.v)
 		}
-		if !fn(k, t.codec.getVal(e[ks:])) {
-			return
+		i++
+	}
+	sortEntries(out, e, ks)
+	return out
+}
+
+// sortEntries sorts fixed-size entries by their first ks bytes.
+func sortEntries(b []byte, e, ks int) {
+	idx := make([]int32, len(b)/e)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(x, y int32) int {
+		return bytes.Compare(b[int(x)*e:int(x)*e+ks], b[int(y)*e:int(y)*e+ks])
+	})
+	sorted := make([]byte, len(b))
+	for i, j := range idx {
+		copy(sorted[i*e:(i+1)*e], b[int(j)*e:(int(j)+1)*e])
+	}
+	copy(b, sorted)
+}
+
+// writeRun writes the changes in memory as the next run, with meta; t is
+// left as it was (readers may go on using it) until addRun adopts it.
+func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error) {
+	ents := t.sortedRecent()
+	e := t.codec.entry() + 1
+	runMeta := binary.LittleEndian.AppendUint32(nil, t.base.sum)
+	runMeta = append(runMeta, meta...)
+	path := t.runPath(len(t.runs) + 1)
+	err := writeFileAtomic(path, sync, func(w io.Writer) error {
+		return writeTableFile(w, tableRunMagic, runMeta, len(ents)/e, func(bw *bufio.Writer) error {
+			_, err := bw.Write(ents)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := openTableFile(path, tableRunMagic, t.codec.keySize, e)
+	if err != nil {
+		return nil, err
+	}
+	f.bloom = newBloom(f.n)
+	ks := t.codec.keySize
+	for i := 0; i < len(ents); i += e {
+		bloomAdd(f.bloom, maphash.Bytes(t.seed, ents[i:i+ks]))
+	}
+	return f, nil
+}
+
+// addRun makes the run writeRun returned part of t and forgets the
+// changes in memory it holds.
+func (t *sortedTable[K, V]) addRun(f *tableFile) {
+	t.runs = append(t.runs, f)
+	t.runEntries += f.n
+	t.meta = f.meta[4:]
+	t.recent = map[K]tableChange[V]{}
+}
+
+// writeTableFile writes a table file's header, meta and n entries (put
+// writes the entries) to w, which must be an *os.File.
+func writeTableFile(w io.Writer, magic string, meta []byte, n int, put func(*bufio.Writer) error) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var hdr [tableHeader]byte
+	copy(hdr[:16], magic)
+	binary.LittleEndian.PutUint64(hdr[16:], uint64(n))
+	binary.LittleEndian.PutUint32(hdr[24:], uint32(len(meta)))
+	binary.LittleEndian.PutUint32(hdr[28:], crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, meta))
+	bw.Write(hdr[:])
+	bw.Write(meta)
+	if err := put(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// merged calls fn, in key order, with every live key of the table as
+// encoded bytes and its encoded value: the newest of the changes in
+// memory, the runs (newest first) and the base wins. Deleted keys are
+// left out. The mapped pages it reads are dropped afterwards.
+func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
+	ks := t.codec.keySize
+	// Sources by priority: the changes in memory, then the runs newest
+	// first, then the base.
+	type cursor struct {
+		data  []byte
+		e     int
+		flags bool
+		i, n  int
+	}
+	rec := t.sortedRecent()
+	cs := []*cursor{{data: rec, e: t.codec.entry() + 1, flags: true, n: len(rec) / (t.codec.entry() + 1)}}
+	for i := len(t.runs) - 1; i >= 0; i-- {
+		r := t.runs[i]
+		cs = append(cs, &cursor{data: r.data, e: r.entry, flags: true, n: r.n})
+	}
+	cs = append(cs, &cursor{data: t.base.data, e: t.base.entry, n: t.base.n})
+	key := func(c *cursor) []byte { return c.data[c.i*c.e : c.i*c.e+ks] }
+	// h is a binary heap of the cursors with entries left, ordered by
+	// their current key, then by priority.
+	less := func(a, b int) bool {
+		if d := bytes.Compare(key(cs[a]), key(cs[b])); d != 0 {
+			return d < 0
+		}
+		return a < b
+	}
+	var h []int
+	down := func(i int) {
+		for {
+			l, s := 2*i+1, i
+			if l < len(h) && less(h[l], h[s]) {
+				s = l
+			}
+			if r := l + 1; r < len(h) && less(h[r], h[s]) {
+				s = r
+			}
+			if s == i {
+				return
+			}
+			h[i], h[s] = h[s], h[i]
+			i = s
 		}
 	}
-	for k, c := range t.recent {
-		if !c.deleted && !fn(k, c.v) {
+	for i, c := range cs {
+		if c.n > 0 {
+			h = append(h, i)
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	// advance moves the cursor at the top of the heap on.
+	advance := func() {
+		c := cs[h[0]]
+		if c.i++; c.i == c.n {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		if len(h) > 0 {
+			down(0)
+		}
+	}
+	defer func() {
+		for _, r := range t.runs {
+			dropMapped(r.mapped)
+		}
+		dropMapped(t.base.mapped)
+	}()
+	for len(h) > 0 {
+		c := cs[h[0]]
+		ent := c.data[c.i*c.e : (c.i+1)*c.e]
+		k := ent[:ks]
+		deleted := c.flags && ent[c.e-1]&1 != 0
+		val := ent[ks:]
+		if c.flags {
+			val = ent[ks : c.e-1]
+		}
+		advance()
+		// Older sources with the same key are shadowed.
+		for len(h) > 0 && bytes.Equal(key(cs[h[0]]), k) {
+			advance()
+		}
+		if deleted {
+			continue
+		}
+		if !fn(k, val) {
 			return
 		}
 	}
 }
 
-// write writes the merged table with meta to the file and returns it
-// mapped; t is left as it was (readers may go on using it meanwhile) until
-// replace adopts the new one. Entries for which keep returns false are
-// left out (nil keeps every entry).
+// each calls fn for every key and value, in key order, until fn returns
+// false.
+func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
+	t.merged(func(k, v []byte) bool { return fn(t.codec.getKey(k), t.codec.getVal(v)) })
+}
+
+// write writes the merged table (base, runs and changes) with meta as
+// the new base and returns it mapped; t is left as it was (readers may go
+// on using it meanwhile) until replace adopts the new one. Entries for
+// which keep returns false are left out (nil keeps every entry). The
+// runs' files are removed, newest first, before the new base takes the
+// place of the old one: a kill in between leaves the old base with a
+// prefix of its runs, which the owner's replay completes.
 func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	c := t.codec
-	ks, e := c.keySize, c.entry()
-	type change struct {
-		key []byte
-		ch  tableChange[V]
-	}
-	changed := make([]change, 0, len(t.recent))
-	keys := make([]byte, len(t.recent)*ks)
-	for k, ch := range t.recent {
-		kb := keys[len(changed)*ks : (len(changed)+1)*ks]
-		c.putKey(kb, k)
-		changed = append(changed, change{kb, ch})
-	}
-	slices.SortFunc(changed, func(a, b change) int { return bytes.Compare(a.key, b.key) })
 	n := 0
-	err := writeFileAtomic(t.path, sync, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		// The count goes in the header before the entries are known: write
-		// a placeholder and patch it through the file afterwards.
-		var hdr [tableHeader]byte
-		bw.Write(hdr[:])
-		bw.Write(meta)
-		buf := make([]byte, e)
-		i, j := 0, 0
-		for i < t.n || j < len(changed) {
-			var fileKey []byte
-			if i < t.n {
-				fileKey = t.at(i)[:ks]
-			}
-			switch {
-			case j == len(changed) || (fileKey != nil && bytes.Compare(fileKey, changed[j].key) < 0):
-				if ent := t.at(i); keep == nil || keep(c.getKey(ent[:ks]), c.getVal(ent[ks:])) {
-					bw.Write(ent)
+	tmp, err := os.CreateTemp(filepath.Dir(t.path), filepath.Base(t.path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", t.path, err)
+	}
+	err = func() error {
+		// The count goes in the header before the entries are known:
+		// write a placeholder and patch it through the file afterwards.
+		err := writeTableFile(tmp, c.magic, meta, 0, func(bw *bufio.Writer) error {
+			t.merged(func(k, v []byte) bool {
+				if keep == nil || keep(c.getKey(k), c.getVal(v)) {
+					bw.Write(k)
+					bw.Write(v)
 					n++
 				}
-				i++
-			default:
-				if fileKey != nil && bytes.Equal(fileKey, changed[j].key) {
-					i++
-				}
-				if ch := changed[j].ch; !ch.deleted && (keep == nil || keep(c.getKey(changed[j].key), ch.v)) {
-					copy(buf, changed[j].key)
-					c.putVal(buf[ks:], changed[j].ch.v)
-					bw.Write(buf)
-					n++
-				}
-				j++
-			}
-		}
-		if err := bw.Flush(); err != nil {
+				return true
+			})
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		f, ok := w.(*os.File)
-		if !ok {
-			return errors.New("table: not a file")
-		}
+		var hdr [tableHeader]byte
 		copy(hdr[:16], c.magic)
 		binary.LittleEndian.PutUint64(hdr[16:], uint64(n))
 		binary.LittleEndian.PutUint32(hdr[24:], uint32(len(meta)))
 		binary.LittleEndian.PutUint32(hdr[28:], crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, meta))
-		_, err := f.WriteAt(hdr[:], 0)
-		return err
-	})
+		if _, err := tmp.WriteAt(hdr[:], 0); err != nil {
+			return err
+		}
+		if sync {
+			if err := tmp.Sync(); err != nil {
+				return err
+			}
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		for i := len(t.runs) - 1; i >= 0; i-- {
+			if err := os.Remove(t.runs[i].path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		if err := os.Rename(tmp.Name(), t.path); err != nil {
+			return err
+		}
+		if sync {
+			return syncDir(filepath.Dir(t.path))
+		}
+		return nil
+	}()
 	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("write %s: %w", t.path, err)
 	}
 	return openTable(t.path, c)
@@ -294,22 +635,89 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) 
 
 // replace makes t the table write returned.
 func (t *sortedTable[K, V]) replace(nt *sortedTable[K, V]) error {
-	err := t.unmap()
+	err := t.unmapAll()
+	runAt := t.runAt
 	*t = *nt
+	t.runAt = runAt
 	if err != nil {
 		return fmt.Errorf("unmap %s: %w", t.path, err)
 	}
 	return nil
 }
 
-// dropPages releases the file's pages lookups touched from the
+func (t *sortedTable[K, V]) unmapAll() error {
+	var errs []error
+	if t.base != nil {
+		errs = append(errs, t.base.close())
+	}
+	for _, r := range t.runs {
+		errs = append(errs, r.close())
+	}
+	return errors.Join(errs...)
+}
+
+// dropPages releases the files' pages lookups touched from the
 // process's resident set (dropMapped). Callers hold the lock that guards
 // replace.
-func (t *sortedTable[K, V]) dropPages() { dropMapped(t.mapped) }
+func (t *sortedTable[K, V]) dropPages() {
+	dropMapped(t.base.mapped)
+	for _, r := range t.runs {
+		dropMapped(r.mapped)
+	}
+}
 
 func (t *sortedTable[K, V]) close() error {
-	err := t.unmap()
-	t.data, t.mapped, t.n, t.unmap = nil, nil, 0, func() error { return nil }
-	t.file, t.fences = nil, nil
+	err := t.unmapAll()
+	t.base, t.runs, t.n, t.runEntries = &tableFile{unmap: func() error { return nil }}, nil, 0, 0
 	return err
+}
+
+// removeTableFiles removes a table's base and runs (a damaged base is
+// rebuilt from history; runs written on top of it must not outlive it).
+func removeTableFiles(path string) error {
+	runs, err := filepath.Glob(path + ".run*")
+	if err != nil {
+		return err
+	}
+	slices.Sort(runs)
+	for i := len(runs) - 1; i >= 0; i-- {
+		if err := os.Remove(runs[i]); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// A Bloom filter of a run's keys tells a lookup which runs can hold its
+// key, so a miss costs no read: 10 bits and 6 probes per key, about 1 %
+// false positives.
+const (
+	bloomBitsPerKey = 10
+	bloomProbes     = 6
+)
+
+func newBloom(n int) []uint64 { return make([]uint64, max((n*bloomBitsPerKey+63)/64, 1)) }
+
+func bloomAdd(b []uint64, h uint64) {
+	m := uint64(len(b)) * 64
+	h1, h2 := h, h>>32|1
+	for i := uint64(0); i < bloomProbes; i++ {
+		bit := (h1 + i*h2) % m
+		b[bit/64] |= 1 << (bit % 64)
+	}
+}
+
+func bloomHas(b []uint64, h uint64) bool {
+	m := uint64(len(b)) * 64
+	h1, h2 := h, h>>32|1
+	for i := uint64(0); i < bloomProbes; i++ {
+		bit := (h1 + i*h2) % m
+		if b[bit/64]&(1<<(bit%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }

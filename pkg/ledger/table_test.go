@@ -3,9 +3,13 @@ package ledger
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +91,223 @@ func TestSortedTable(t *testing.T) {
 	os.WriteFile(path, b, 0o600)
 	if _, err := openTable(path, testTableCodec); !errors.Is(err, errCorrupt) {
 		t.Fatalf("damaged header: %v", err)
+	}
+}
+
+// TestSortedTableRuns drives a table whose changes go to runs (runAt 40)
+// and whose base is rewritten now and then, against a map: lookups, the
+// merged iteration (in key order) and reopening after every file written
+// must all agree, and the changes in memory never exceed runAt.
+func TestSortedTableRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t")
+	open := func() *sortedTable[uint64, uint64] {
+		tbl, err := openTable(path, testTableCodec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl.runAt = 40
+		return tbl
+	}
+	tbl := open()
+	model := map[uint64]uint64{}
+	rng := rand.New(rand.NewPCG(7, 8))
+	check := func(step int) {
+		t.Helper()
+		for k := uint64(0); k < 700; k++ {
+			v, ok := tbl.get(k)
+			if want, has := model[k]; ok != has || v != want {
+				t.Fatalf("step %d: get(%d) = %d, %v; want %d, %v", step, k, v, ok, want, has)
+			}
+		}
+		seen, last := 0, -1
+		tbl.each(func(k, v uint64) bool {
+			if model[k] != v || int(k) <= last {
+				t.Fatalf("step %d: each: %d = %d (after %d), want %d", step, k, v, last, model[k])
+			}
+			last = int(k)
+			seen++
+			return true
+		})
+		if seen != len(model) {
+			t.Fatalf("step %d: each visited %d, model has %d", step, seen, len(model))
+		}
+	}
+	runsSeen := 0
+	for step := 0; step < 3000; step++ {
+		k := rng.Uint64N(700)
+		if rng.IntN(5) == 0 {
+			tbl.del(k)
+			delete(model, k)
+		} else {
+			v := rng.Uint64()
+			tbl.set(k, v)
+			model[k] = v
+		}
+		meta := binary.LittleEndian.AppendUint64(nil, uint64(step))
+		switch {
+		case tbl.changes() >= max(tbl.entries()/2, 150):
+			nt, err := tbl.write(meta, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tbl.replace(nt); err != nil {
+				t.Fatal(err)
+			}
+			if m, _ := filepath.Glob(path + ".run*"); len(m) != 0 {
+				t.Fatalf("step %d: runs left after a rewrite: %v", step, m)
+			}
+		case tbl.runDue():
+			run, err := tbl.writeRun(meta, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl.addRun(run)
+			runsSeen = max(runsSeen, len(tbl.runs))
+		default:
+			if len(tbl.recent) > tbl.runAt {
+				t.Fatalf("step %d: %d changes in memory", step, len(tbl.recent))
+			}
+			continue
+		}
+		if string(tbl.meta) != string(meta) {
+			t.Fatalf("step %d: meta %x, want %x", step, tbl.meta, meta)
+		}
+		check(step)
+		if rng.IntN(3) == 0 {
+			tbl.close()
+			tbl = open()
+			if string(tbl.meta) != string(meta) || len(tbl.recent) != 0 {
+				t.Fatalf("step %d: reopened with meta %x (want %x), %d changes in memory", step, tbl.meta, meta, len(tbl.recent))
+			}
+			check(step)
+		}
+	}
+	if runsSeen < 2 {
+		t.Fatalf("at most %d runs at once: the test did not exercise stacked runs", runsSeen)
+	}
+	tbl.close()
+}
+
+// TestSortedTableRunChain checks what openTable keeps of runs a kill or
+// damage left: only an unbroken chain written on the current base, and
+// nothing of temporary files.
+func TestSortedTableRunChain(t *testing.T) {
+	type state struct {
+		model map[uint64]uint64
+		meta  string
+	}
+	// build writes a base (keys 0..99 = 1) and three runs, each setting
+	// ten keys to its number, and returns the state after each file.
+	build := func(t *testing.T, path string) []state {
+		tbl, err := openTable(path, testTableCodec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := map[uint64]uint64{}
+		for k := uint64(0); k < 100; k++ {
+			tbl.set(k, 1)
+			model[k] = 1
+		}
+		nt, err := tbl.write([]byte("base"), false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl.replace(nt)
+		states := []state{{maps.Clone(model), "base"}}
+		for r := uint64(1); r <= 3; r++ {
+			for k := r * 10; k < r*10+10; k++ {
+				tbl.set(k, r+1)
+				model[k] = r + 1
+			}
+			tbl.del(90 + r)
+			delete(model, 90+r)
+			run, err := tbl.writeRun([]byte{'r', byte('0' + r)}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl.addRun(run)
+			states = append(states, state{maps.Clone(model), string([]byte{'r', byte('0' + r)})})
+		}
+		tbl.close()
+		return states
+	}
+	verify := func(t *testing.T, path string, want state) {
+		t.Helper()
+		tbl, err := openTable(path, testTableCodec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tbl.close()
+		if string(tbl.meta) != want.meta {
+			t.Fatalf("meta %q, want %q", tbl.meta, want.meta)
+		}
+		for k := uint64(0); k < 120; k++ {
+			v, ok := tbl.get(k)
+			if w, has := want.model[k]; ok != has || v != w {
+				t.Fatalf("get(%d) = %d, %v; want %d, %v", k, v, ok, w, has)
+			}
+		}
+	}
+	cases := []struct {
+		name string
+		harm func(t *testing.T, path string)
+		keep int // the state the table must open as
+		left []string
+	}{
+		{"intact", func(*testing.T, string) {}, 3, []string{".run000001", ".run000002", ".run000003"}},
+		{"second run missing", func(t *testing.T, p string) { os.Remove(p + ".run000002") }, 1, []string{".run000001"}},
+		{"second run cut short", func(t *testing.T, p string) {
+			fi, _ := os.Stat(p + ".run000002")
+			os.Truncate(p+".run000002", fi.Size()-3)
+		}, 1, []string{".run000001"}},
+		{"first run garbage", func(t *testing.T, p string) { os.WriteFile(p+".run000001", randomBytes(300), 0o600) }, 0, nil},
+		{"temporary run file", func(t *testing.T, p string) { os.WriteFile(p+".run000004.tmp77", randomBytes(50), 0o600) }, 3, []string{".run000001", ".run000002", ".run000003"}},
+		{"runs of an older base", func(t *testing.T, p string) {
+			// A rewrite killed after renaming its base but before the
+			// runs were removed cannot happen (they go first); runs of
+			// another base are dropped all the same.
+			tbl, err := openTable(p, testTableCodec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var saved [][]byte
+			for i := 1; i <= 3; i++ {
+				b, _ := os.ReadFile(fmt.Sprintf("%s.run%06d", p, i))
+				saved = append(saved, b)
+			}
+			tbl.set(500, 5)
+			nt, err := tbl.write([]byte("base2"), false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nt.close()
+			tbl.close()
+			for i, b := range saved {
+				os.WriteFile(fmt.Sprintf("%s.run%06d", p, i+1), b, 0o600)
+			}
+		}, -1, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t")
+			states := build(t, path)
+			tc.harm(t, path)
+			want := state{}
+			if tc.keep >= 0 {
+				want = states[tc.keep]
+			} else {
+				want = state{maps.Clone(states[3].model), "base2"}
+				want.model[500] = 5
+			}
+			verify(t, path, want)
+			left, _ := filepath.Glob(path + ".run*")
+			var got []string
+			for _, l := range left {
+				got = append(got, strings.TrimPrefix(l, path))
+			}
+			if !slices.Equal(got, tc.left) {
+				t.Fatalf("run files left %v, want %v", got, tc.left)
+			}
+		})
 	}
 }

@@ -20,7 +20,7 @@ import (
 // a kill can leave half-written all exist after a few slots.
 func tornConfig(dir string) Config {
 	return Config{Name: "torn", DataDir: dir, ManualSlots: true, NoSync: true, FinalityDepth: 1,
-		accountSegmentBytes: 8 << 10, AccountCacheSize: 8, tableRewriteMin: 32}
+		accountSegmentBytes: 8 << 10, AccountCacheSize: 8, tableRewriteMin: 32, tableRunChanges: 8}
 }
 
 // chainState is what must survive: every landed signature's slot and the
