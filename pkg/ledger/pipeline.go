@@ -195,6 +195,7 @@ func (l *Ledger) submit(ctx context.Context, p *pending) (outcome, error) {
 	if err := l.forkPrefetch(ctx, p.tx); err != nil {
 		return outcome{}, err
 	}
+	l.warm(p.tx)
 	p.done = make(chan outcome, 1)
 	if _, err := l.enqueue(ctx, []*pending{p}); err != nil {
 		return outcome{}, err
@@ -205,6 +206,22 @@ func (l *Ledger) submit(ctx context.Context, p *pending) (outcome, error) {
 	case <-ctx.Done():
 		return outcome{}, ctx.Err()
 	}
+}
+
+// warm reads the accounts a transaction names into the account cache in
+// the caller's goroutine (a durable ledger only): the slot loop executes
+// one transaction at a time, and at a million accounts most of a
+// transfer's accounts are not in memory, so reading them there would
+// put every read from disk on that one goroutine's path.
+func (l *Ledger) warm(tx *txwire.Transaction) {
+	if l.bank.disk == nil {
+		return
+	}
+	l.mu.RLock()
+	for _, k := range tx.Message.AccountKeys {
+		l.bank.get(k)
+	}
+	l.mu.RUnlock()
 }
 
 // enqueue hands transactions to the slot loop, waiting while MaxPending
