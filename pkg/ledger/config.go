@@ -133,6 +133,9 @@ type Config struct {
 	// tableRewriteMin overrides tableRewriteMin (tests rewrite the
 	// store's tables often).
 	tableRewriteMin int
+	// legacyPostings makes the durable store write address postings in
+	// the ferry-ledger-3 layout (tests of upgrading it).
+	legacyPostings bool
 }
 
 // GenesisAccount is an account created at genesis.
