@@ -579,3 +579,37 @@ func TestPostingBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadsRewrittenByTransactions checks the heads table is rewritten
+// once as many transactions as its rewrite threshold were committed after
+// its file, even when they change few addresses: a restart after a crash
+// replays the heads from those transactions' records.
+func TestHeadsRewrittenByTransactions(t *testing.T) {
+	cfg := Config{Name: "heads", DataDir: t.TempDir(), NoSync: true, FinalityDepth: 1, tableRewriteMin: 8}
+	l := openTest(t, cfg)
+	s := l.store.(*boltStore)
+	headsSlot := func() uint64 {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return tableSlot(s.heads.meta)
+	}
+	payer := fundedWallet(t, l, 1_000_000_000_000)
+	to := randomAddr(t)
+	var last uint64
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 3; j++ {
+			sendTo(t, l, payer, string(rune('a'+3*i+j)), to)
+		}
+		slot, err := l.AdvanceSlot(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = slot
+	}
+	s.mu.RLock()
+	changes := s.heads.changes()
+	s.mu.RUnlock()
+	if got := headsSlot(); got == 0 || got > last {
+		t.Fatalf("heads file at slot %d after 13 transactions over slots up to %d (%d changes pending)", got, last, changes)
+	}
+}
