@@ -26,8 +26,35 @@ import (
 //	blocks    slot (8 BE) -> encodeBlock (header, signatures, errors)
 //	txs       slot (8 BE) | index (4 BE) -> a compressed chunk of records
 //	          from that index on (txchunks.go)
-//	addrpost  slot (8 BE) | pubkey -> previous slot (8 BE) | indexes (uvarint)
+//	addrslot  slot (8 BE) -> the slot's address postings (postings.go)
+//	addrpost  slot (8 BE) | pubkey -> previous slot (8 BE) | indexes
+//	          (uvarint): the postings of slots committed before
+//	          ferry-ledger-4, read where a slot has no addrslot value
 //	perf      slot (8 BE) -> encodePerfSample (getRecentPerformanceSamples)
+//
+// A posting says which transactions of a slot reference an address, and
+// the previous slot with a posting for it (0: none), so an address's
+// history is a chain from its newest posting (the heads table, below)
+// down. An addrslot value holds all postings of its slot, written once
+// by the slot's commit:
+//
+//	key width (1 byte: 8, or 32 when two addresses of the slot share
+//	their first 8 bytes) | count (uvarint) |
+//	count × (key prefix (width) | offset (4 BE)), sorted by prefix |
+//	per posting, at its offset into what follows the entries:
+//	  uvarint(slot - previous slot) | uvarint(n) | n indexes, ascending,
+//	  as uvarint deltas (the first from 0)
+//
+// A posting of one transaction costs 12 fixed bytes and ~6 variable
+// ones; one bbolt element per address and slot (the addrpost layout)
+// cost ~65. A lookup
+// binary-searches the prefix. Following an address's chain only visits
+// slots where it has a posting, and there its prefix is unique in the
+// slot (the commit checked, else the slot stores whole keys), so the
+// match is its posting; a lookup at any other slot (getSignaturesForAddress
+// before= a transaction not referencing the address) checks the match
+// against a transaction it lists. The addresses themselves are in the
+// slot's transactions, which is where a restart replays the heads from.
 //
 // Every key that grows with history starts with the slot, so a slot's
 // commit appends at the right edge of those trees and dirties few pages
@@ -50,11 +77,15 @@ var (
 	bucketBlocks   = []byte("blocks")
 	bucketTxs      = []byte("txs")
 	bucketAddrPost = []byte("addrpost")
+	// bucketAddrSlot was added by ferry-ledger-4; open creates it when it
+	// upgrades a ferry-ledger-3 directory, whose postings stay in
+	// addrpost.
+	bucketAddrSlot = []byte("addrslot")
 	// bucketPerf was added after storeFormat ferry-ledger-2 was fixed;
 	// open creates it in older data directories, which read as having no
 	// samples yet.
 	bucketPerf = []byte("perf")
-	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketPerf}
+	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrSlot, bucketPerf}
 )
 
 const (
@@ -72,8 +103,13 @@ const (
 	// accountLogDir is the account log's directory in the data directory.
 	accountLogDir = "accounts"
 	// storeFormat identifies this layout; a data directory written with
-	// another one is refused rather than misread.
-	storeFormat = "ferry-ledger-3"
+	// another one is refused rather than misread, except upgradeFormat.
+	storeFormat = "ferry-ledger-4"
+	// upgradeFormat is the previous layout, which open upgrades in place:
+	// its postings stay in addrpost and are read from there. The new
+	// format name makes an older ferry refuse the directory instead of
+	// missing the postings of addrslot.
+	upgradeFormat = "ferry-ledger-3"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
@@ -133,6 +169,14 @@ type boltStore struct {
 	codec *txCodec
 	// commits counts the slots committed since open (the persister's).
 	commits uint64
+	// headsTxs counts the transactions committed after the slot of the
+	// heads file (the persister's): a restart after a crash replays the
+	// heads from their records, so the file is rewritten once they are
+	// as many as would make it due by changes (saveTables).
+	headsTxs int
+	// legacyPostings makes commits write the addrpost layout of
+	// ferry-ledger-3 (tests of reading and upgrading it).
+	legacyPostings bool
 }
 
 func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt int) (*boltStore, error) {
@@ -167,6 +211,10 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 			return fmt.Errorf("the data was written by an older ferry; move it away to start afresh")
 		case f != nil && string(f) == "ferry-ledger-2":
 			return fmt.Errorf("the data was written by an older ferry (format %q, accounts in the database); move it away to start afresh", f)
+		case f != nil && string(f) == upgradeFormat:
+			if err := meta.Put([]byte(metaFormat), []byte(storeFormat)); err != nil {
+				return err
+			}
 		case f != nil && string(f) != storeFormat:
 			return fmt.Errorf("unknown data format %q; move it away to start afresh", f)
 		case f == nil:
@@ -277,10 +325,10 @@ func (s *boltStore) saveTables(force bool) error {
 		if err != nil {
 			return err
 		}
-	} else if err := saveRun(&s.mu, s.sigs, meta, !s.noSync); err != nil {
+	} else if _, err := saveRun(&s.mu, s.sigs, meta, !s.noSync); err != nil {
 		return err
 	}
-	if due(s.heads.changes(), s.heads.entries()) {
+	if n := s.heads.entries(); due(s.heads.changes(), n) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
 		s.mu.RLock()
 		// An address whose newest posting was pruned has no history left.
 		nt, err := s.heads.write(meta, !s.noSync, func(_ solana.PublicKey, slot uint64) bool { return slot >= s.first })
@@ -294,8 +342,12 @@ func (s *boltStore) saveTables(force bool) error {
 		if err != nil {
 			return err
 		}
-	} else if err := saveRun(&s.mu, s.heads, meta, !s.noSync); err != nil {
+		s.headsTxs = 0
+	} else if wrote, err := saveRun(&s.mu, s.heads, meta, !s.noSync); err != nil {
 		return err
+	} else if wrote {
+		// A replay after a crash starts at the run's slot.
+		s.headsTxs = 0
 	}
 	return nil
 }
@@ -303,21 +355,21 @@ func (s *boltStore) saveTables(force bool) error {
 // saveRun writes t's changes in memory as a run when enough of them
 // accumulated (sortedTable.runDue). The run is written while readers go
 // on; mu (the table's lock) is held for writing only to adopt it.
-func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool) error {
+func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool) (bool, error) {
 	mu.RLock()
 	if !t.runDue() {
 		mu.RUnlock()
-		return nil
+		return false, nil
 	}
 	run, err := t.writeRun(meta, sync)
 	mu.RUnlock()
 	if err != nil {
-		return err
+		return false, err
 	}
 	mu.Lock()
 	t.addRun(run)
 	mu.Unlock()
-	return nil
+	return true, nil
 }
 
 func (s *boltStore) account(k solana.PublicKey) (*Account, error) { return s.acc.get(k) }
@@ -409,12 +461,8 @@ func (s *boltStore) load() (*loadedState, error) {
 				s.sigs.set(sigPrefix(sig), packLoc(r.Slot, uint32(i)))
 			}
 		}
-		pc := tx.Bucket(bucketAddrPost).Cursor()
-		for k, _ := pc.Seek(u64be(tableSlot(s.heads.meta) + 1)); k != nil; k, _ = pc.Next() {
-			if len(k) != 40 {
-				return fmt.Errorf("%w: address index key", errCorrupt)
-			}
-			s.heads.set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
+		if err := s.replayHeads(tx); err != nil {
+			return err
 		}
 		if len(st.recent) == 0 || st.recent[len(st.recent)-1].Slot != binary.BigEndian.Uint64(tipb) {
 			return fmt.Errorf("%w: tip block missing", errCorrupt)
@@ -432,7 +480,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	b := f.block
 	// Encode before taking bbolt's write lock.
 	txKeys, txVals := s.codec.encodeChunks(b.Transactions)
-	byAddr := map[solana.PublicKey][]byte{}
+	byAddr := map[solana.PublicKey][]uint32{}
 	var addrOrder []solana.PublicKey
 	for _, r := range b.Transactions {
 		tx, err := r.Transaction()
@@ -444,17 +492,30 @@ func (s *boltStore) commit(f *frozenSlot) error {
 			if !ok {
 				addrOrder = append(addrOrder, k)
 			}
-			byAddr[k] = binary.AppendUvarint(list, uint64(r.Index))
+			if n := len(list); n == 0 || list[n-1] != r.Index {
+				byAddr[k] = append(list, r.Index)
+			}
 		}
 	}
-	// Sorted inserts touch each B+tree page once.
+	// Sorted: the layout of an addrslot value, and legacy inserts touch
+	// each B+tree page once.
 	slices.SortFunc(addrOrder, compareKeys)
-	prevs := make([]uint64, len(addrOrder))
+	posts := make([]addrPosting, len(addrOrder))
 	s.mu.RLock()
 	for i, a := range addrOrder {
-		prevs[i], _ = s.heads.get(a)
+		prev, _ := s.heads.get(a)
+		posts[i] = addrPosting{addr: a, prev: prev, idxs: byAddr[a]}
 	}
 	s.mu.RUnlock()
+	var slotPosts []byte
+	for _, p := range posts {
+		if p.prev >= b.Slot {
+			return fmt.Errorf("commit slot %d: address %s has a posting at slot %d", b.Slot, p.addr, p.prev)
+		}
+	}
+	if len(posts) > 0 && !s.legacyPostings {
+		slotPosts = encodeSlotPostings(b.Slot, posts)
+	}
 	blockVal := encodeBlock(f.record)
 	idxAdds := make([][]byte, len(f.indexAdds))
 	for i, e := range f.indexAdds {
@@ -499,13 +560,24 @@ func (s *boltStore) commit(f *frozenSlot) error {
 				return fmt.Errorf("transaction: %w", err)
 			}
 		}
-		posts := tx.Bucket(bucketAddrPost)
-		posts.FillPercent = 1
-		for i, a := range addrOrder {
-			// Slot 0 holds no transactions: 0 means no previous posting.
-			v := append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(byAddr[a])), prevs[i]), byAddr[a]...)
-			if err := posts.Put(postKey(b.Slot, a), v); err != nil {
-				return fmt.Errorf("address index: %w", err)
+		if slotPosts != nil {
+			ps := tx.Bucket(bucketAddrSlot)
+			ps.FillPercent = 1
+			if err := ps.Put(u64be(b.Slot), slotPosts); err != nil {
+				return fmt.Errorf("address postings: %w", err)
+			}
+		} else if s.legacyPostings {
+			legacy := tx.Bucket(bucketAddrPost)
+			legacy.FillPercent = 1
+			for _, p := range posts {
+				// Slot 0 holds no transactions: 0 means no previous posting.
+				v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+2*len(p.idxs)), p.prev)
+				for _, x := range p.idxs {
+					v = binary.AppendUvarint(v, uint64(x))
+				}
+				if err := legacy.Put(postKey(b.Slot, p.addr), v); err != nil {
+					return fmt.Errorf("address index: %w", err)
+				}
 			}
 		}
 		if f.perf != nil {
@@ -530,6 +602,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	}
 	s.tip = b.Slot
 	s.mu.Unlock()
+	s.headsTxs += len(b.Transactions)
 	if err := s.saveTables(false); err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
@@ -678,10 +751,7 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 	var out []*TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		txs := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
-		posts := tx.Bucket(bucketAddrPost)
-		// Start at before's slot when addr has a posting there (always the
-		// case when paging through addr's own results); otherwise at the
-		// newest posting, walking down.
+		posts := postingReader{slots: tx.Bucket(bucketAddrSlot), legacy: tx.Bucket(bucketAddrPost)}
 		var slot uint64
 		s.mu.RLock()
 		first := s.first
@@ -689,9 +759,40 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 		if before != nil && before.Slot < first {
 			return nil
 		}
-		if before != nil && posts.Get(postKey(before.Slot, addr)) != nil {
-			slot = before.Slot
-		} else {
+		// Start at before's slot when addr has a posting there (always the
+		// case when paging through addr's own results); otherwise at the
+		// newest posting, walking down.
+		if before != nil {
+			p, exact, err := posts.get(before.Slot, addr)
+			if err != nil {
+				return err
+			}
+			if p != nil && !exact {
+				// A prefix match at a slot addr may have no posting at:
+				// it is addr's if a transaction it lists references addr.
+				r, err := txs.read(before.Slot, p.idxs[0])
+				if err == nil && r == nil {
+					if s.pruned(before.Slot) {
+						return nil
+					}
+					err = fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, before.Slot, p.idxs[0])
+				}
+				if err != nil {
+					return err
+				}
+				t, err := r.Transaction()
+				if err != nil {
+					return fmt.Errorf("%w: transaction at %d/%d: %v", errCorrupt, before.Slot, p.idxs[0], err)
+				}
+				if !slices.Contains(t.Message.AccountKeys, addr) {
+					p = nil
+				}
+			}
+			if p != nil {
+				slot = before.Slot
+			}
+		}
+		if slot == 0 {
 			s.mu.RLock()
 			slot, _ = s.heads.get(addr)
 			s.mu.RUnlock()
@@ -699,32 +800,25 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 		// Slot 0 holds no transactions; the chain ends there or where
 		// history was pruned.
 		for slot != 0 && slot >= first && len(out) < limit {
-			v := posts.Get(postKey(slot, addr))
-			if v == nil && s.pruned(slot) {
-				return nil // pruned while this read started
+			p, _, err := posts.get(slot, addr)
+			if err != nil {
+				return err
 			}
-			if len(v) < 8 {
-				return fmt.Errorf("%w: address index posting %d/%s", errCorrupt, slot, addr)
+			if p == nil {
+				if s.pruned(slot) {
+					return nil // pruned while this read started
+				}
+				return fmt.Errorf("%w: address index posting %d/%s missing", errCorrupt, slot, addr)
 			}
-			prev := binary.BigEndian.Uint64(v[:8])
-			if prev >= slot {
+			if p.prev >= slot {
 				return fmt.Errorf("%w: address index chain at %d/%s", errCorrupt, slot, addr)
 			}
 			if until != nil && slot < until.Slot {
 				return nil
 			}
 			if slot <= maxSlot && (before == nil || slot <= before.Slot) {
-				var idxs []uint32
-				for rest := v[8:]; len(rest) > 0; {
-					x, n := binary.Uvarint(rest)
-					if n <= 0 || x > 1<<32-1 {
-						return fmt.Errorf("%w: address index value", errCorrupt)
-					}
-					idxs = append(idxs, uint32(x))
-					rest = rest[n:]
-				}
-				for i := len(idxs) - 1; i >= 0 && len(out) < limit; i-- {
-					loc := txLoc{Slot: slot, Index: idxs[i]}
+				for i := len(p.idxs) - 1; i >= 0 && len(out) < limit; i-- {
+					loc := txLoc{Slot: slot, Index: p.idxs[i]}
 					if before != nil && !loc.less(*before) {
 						continue
 					}
@@ -744,7 +838,7 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 					out = append(out, r)
 				}
 			}
-			slot = prev
+			slot = p.prev
 		}
 		return nil
 	})

@@ -135,6 +135,9 @@ type Config struct {
 	tableRewriteMin int
 	// tableRunChanges overrides tableRunChanges (tests write runs often).
 	tableRunChanges int
+	// legacyPostings makes the durable store write address postings in
+	// the ferry-ledger-3 layout (tests of upgrading it).
+	legacyPostings bool
 }
 
 // GenesisAccount is an account created at genesis.

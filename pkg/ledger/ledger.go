@@ -200,6 +200,7 @@ func Open(cfg Config) (*Ledger, error) {
 			l.verifier.stop()
 			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
 		}
+		s.legacyPostings = cfg.legacyPostings
 		l.store = s
 		l.diskIndex = true
 	}

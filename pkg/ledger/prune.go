@@ -122,7 +122,7 @@ func (s *boltStore) prune(limit, tipTxs, before uint64, commits uint64) error {
 	s.mu.Unlock()
 	end := u64be(plan.first)
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketBlocks, bucketTxs, bucketAddrPost} {
+		for _, name := range [][]byte{bucketBlocks, bucketTxs, bucketAddrSlot, bucketAddrPost} {
 			b := tx.Bucket(name)
 			var keys [][]byte
 			c := b.Cursor()

@@ -1,0 +1,290 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gagliardetto/solana-go"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ferry-sh/ferry/pkg/txwire"
+)
+
+// Address postings of one slot (bucket addrslot; the layout is described
+// at the top of boltstore.go). A slot's postings are one bbolt value
+// written once by the slot's commit, so a posting costs its own ~15–20
+// bytes instead of a bbolt element with a 40-byte key and a 16-byte
+// element header. Addresses are stored as a prefix of keyWidth bytes: 8
+// when no two addresses of the slot share their first 8 bytes (checked at
+// commit), else the whole key. A lookup at a slot where the address has a
+// posting is then exact; a lookup at any other slot with 8-byte prefixes
+// may match another address sharing the prefix (slotPostings.exact).
+
+const (
+	// postingPrefix is the usual key width of a slot's postings.
+	postingPrefix = 8
+	// postingFull is the key width of a slot where two addresses share
+	// their first postingPrefix bytes (cheap to grind for an attacker:
+	// a 64-bit birthday collision).
+	postingFull = 32
+)
+
+// addrPosting is one address's posting in a slot: the previous slot with
+// a posting for it (0: none) and the indexes of the slot's transactions
+// that reference it, ascending.
+type addrPosting struct {
+	addr solana.PublicKey
+	prev uint64
+	idxs []uint32
+}
+
+// encodeSlotPostings lays out a slot's postings (ps sorted by address,
+// each address once, each with at least one index, prev < slot).
+func encodeSlotPostings(slot uint64, ps []addrPosting) []byte {
+	width := postingPrefix
+	for i := 1; i < len(ps); i++ {
+		if bytes.Equal(ps[i-1].addr[:postingPrefix], ps[i].addr[:postingPrefix]) {
+			width = postingFull
+			break
+		}
+	}
+	var vars []byte
+	offs := make([]uint32, len(ps))
+	for i, p := range ps {
+		offs[i] = uint32(len(vars))
+		// prev 0 (no previous posting) is stored as delta = slot.
+		vars = binary.AppendUvarint(vars, slot-p.prev)
+		vars = binary.AppendUvarint(vars, uint64(len(p.idxs)))
+		last := uint64(0)
+		for j, x := range p.idxs {
+			d := uint64(x) - last
+			if j == 0 {
+				d = uint64(x)
+			}
+			vars = binary.AppendUvarint(vars, d)
+			last = uint64(x)
+		}
+	}
+	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(ps)*(width+4)+len(vars))
+	out = append(out, byte(width))
+	out = binary.AppendUvarint(out, uint64(len(ps)))
+	for i, p := range ps {
+		out = append(out, p.addr[:width]...)
+		out = binary.BigEndian.AppendUint32(out, offs[i])
+	}
+	return append(out, vars...)
+}
+
+// slotPostings is a decoded header of a slot's postings value; lookups
+// read only the entries they need.
+type slotPostings struct {
+	slot  uint64
+	width int
+	n     int
+	fixed []byte // n entries of width + 4 bytes
+	vars  []byte
+}
+
+// parseSlotPostings checks a slot's postings value's header and sizes.
+func parseSlotPostings(slot uint64, v []byte) (*slotPostings, error) {
+	if len(v) < 1 || (v[0] != postingPrefix && v[0] != postingFull) {
+		return nil, fmt.Errorf("%w: address postings of slot %d: key width", errCorrupt, slot)
+	}
+	width := int(v[0])
+	n, w := binary.Uvarint(v[1:])
+	if w <= 0 || n == 0 {
+		return nil, fmt.Errorf("%w: address postings of slot %d: count", errCorrupt, slot)
+	}
+	rest := v[1+w:]
+	// Each entry takes width + 4 fixed bytes and at least 3 variable ones.
+	if n > uint64(len(rest))/uint64(width+4+3) {
+		return nil, fmt.Errorf("%w: address postings of slot %d: %d entries in %d bytes", errCorrupt, slot, n, len(rest))
+	}
+	fl := int(n) * (width + 4)
+	return &slotPostings{slot: slot, width: width, n: int(n), fixed: rest[:fl], vars: rest[fl:]}, nil
+}
+
+// exact reports whether a match is certain to be addr's posting even at
+// a slot where addr may have none (full keys); with prefixes it is only
+// certain at slots where addr has a posting.
+func (sp *slotPostings) exact() bool { return sp.width == postingFull }
+
+// find returns addr's posting (nil if the slot has none with its key
+// prefix).
+func (sp *slotPostings) find(addr solana.PublicKey) (*addrPosting, error) {
+	es := sp.width + 4
+	key := addr[:sp.width]
+	lo, hi := 0, sp.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bytes.Compare(sp.fixed[m*es:m*es+sp.width], key) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == sp.n || !bytes.Equal(sp.fixed[lo*es:lo*es+sp.width], key) {
+		return nil, nil
+	}
+	return sp.entry(lo, addr)
+}
+
+// entry decodes entry i (for addr).
+func (sp *slotPostings) entry(i int, addr solana.PublicKey) (*addrPosting, error) {
+	es := sp.width + 4
+	off := binary.BigEndian.Uint32(sp.fixed[i*es+sp.width:])
+	bad := func(what string) error {
+		return fmt.Errorf("%w: address posting %d of slot %d: %s", errCorrupt, i, sp.slot, what)
+	}
+	if uint64(off) >= uint64(len(sp.vars)) {
+		return nil, bad("offset")
+	}
+	b := sp.vars[off:]
+	next := func() (uint64, bool) {
+		x, w := binary.Uvarint(b)
+		if w <= 0 {
+			return 0, false
+		}
+		b = b[w:]
+		return x, true
+	}
+	delta, ok := next()
+	if !ok || delta == 0 || delta > sp.slot {
+		return nil, bad("previous slot")
+	}
+	n, ok := next()
+	if !ok || n == 0 || n > uint64(len(b)) {
+		return nil, bad("index count")
+	}
+	p := &addrPosting{addr: addr, prev: sp.slot - delta, idxs: make([]uint32, 0, n)}
+	var last uint64
+	for j := uint64(0); j < n; j++ {
+		d, ok := next()
+		if !ok || (j > 0 && d == 0) || d > 1<<32-1-last {
+			return nil, bad("transaction index")
+		}
+		last += d
+		p.idxs = append(p.idxs, uint32(last))
+	}
+	return p, nil
+}
+
+// decodeLegacyPosting decodes a posting of the addrpost bucket (written
+// before ferry-ledger-4): previous slot (8 BE) | indexes (uvarint).
+func decodeLegacyPosting(slot uint64, addr solana.PublicKey, v []byte) (*addrPosting, error) {
+	if len(v) < 8 {
+		return nil, fmt.Errorf("%w: address index posting %d/%s", errCorrupt, slot, addr)
+	}
+	p := &addrPosting{addr: addr, prev: binary.BigEndian.Uint64(v[:8])}
+	if p.prev >= slot {
+		return nil, fmt.Errorf("%w: address index chain at %d/%s", errCorrupt, slot, addr)
+	}
+	for rest := v[8:]; len(rest) > 0; {
+		x, n := binary.Uvarint(rest)
+		if n <= 0 || x > 1<<32-1 {
+			return nil, fmt.Errorf("%w: address index value", errCorrupt)
+		}
+		p.idxs = append(p.idxs, uint32(x))
+		rest = rest[n:]
+	}
+	return p, nil
+}
+
+// postingReader reads postings in one bbolt read transaction, from the
+// slot's addrslot value or, for a slot committed before ferry-ledger-4,
+// its addrpost key.
+type postingReader struct {
+	slots, legacy *bolt.Bucket
+}
+
+// get returns addr's posting at slot, or nil. exact is false when the
+// match is by key prefix only: certain at a slot where addr has a
+// posting, to be checked at any other.
+func (r postingReader) get(slot uint64, addr solana.PublicKey) (p *addrPosting, exact bool, err error) {
+	if v := r.slots.Get(u64be(slot)); v != nil {
+		sp, err := parseSlotPostings(slot, v)
+		if err != nil {
+			return nil, false, err
+		}
+		p, err := sp.find(addr)
+		return p, sp.exact(), err
+	}
+	if v := r.legacy.Get(postKey(slot, addr)); v != nil {
+		p, err := decodeLegacyPosting(slot, addr, v)
+		return p, true, err
+	}
+	return nil, true, nil
+}
+
+// replayHeads brings the heads table up to the committed postings: those
+// of the slots after its file's. The addrpost postings name their
+// address; an addrslot value only its prefix, so the addresses come from
+// the slot's transactions (what commit posted: each transaction's
+// account keys).
+func (s *boltStore) replayHeads(tx *bolt.Tx) error {
+	from := u64be(tableSlot(s.heads.meta) + 1)
+	// Legacy postings come from before any addrslot value (the upgrade
+	// stops writing them), so the newest slot is set last.
+	pc := tx.Bucket(bucketAddrPost).Cursor()
+	for k, _ := pc.Seek(from); k != nil; k, _ = pc.Next() {
+		if len(k) != 40 {
+			return fmt.Errorf("%w: address index key", errCorrupt)
+		}
+		s.heads.set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
+	}
+	txs := tx.Bucket(bucketTxs).Cursor()
+	sc := tx.Bucket(bucketAddrSlot).Cursor()
+	for k, _ := sc.Seek(from); k != nil; k, _ = sc.Next() {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: address postings key", errCorrupt)
+		}
+		slot := binary.BigEndian.Uint64(k)
+		n := 0
+		prefix := u64be(slot)
+		for ck, cv := txs.Seek(prefix); ck != nil && bytes.HasPrefix(ck, prefix); ck, cv = txs.Next() {
+			ch, err := s.codec.decodeChunk(ck, cv)
+			if err != nil {
+				return fmt.Errorf("replay address heads of slot %d: %w", slot, err)
+			}
+			for _, rec := range ch.records {
+				keys, err := recordAccountKeys(rec)
+				if err != nil {
+					return fmt.Errorf("replay address heads of slot %d: %w", slot, err)
+				}
+				for _, a := range keys {
+					s.heads.set(a, slot)
+				}
+			}
+			n += len(ch.records)
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: address postings of slot %d without transactions", errCorrupt, slot)
+		}
+		s.headsTxs += n
+	}
+	return nil
+}
+
+// recordAccountKeys returns the account keys of the transaction of a
+// record (encodeTx), which commit posted, decoding no more of the record
+// than its raw transaction.
+func recordAccountKeys(rec []byte) ([]solana.PublicKey, error) {
+	d := decoder{b: rec}
+	if v := d.u8(); d.err == nil && v != txFormat {
+		return nil, fmt.Errorf("%w: transaction format %d", errCorrupt, v)
+	}
+	d.sig()
+	d.uvarint()
+	d.uvarint()
+	d.varint()
+	raw := d.bytes()
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: transaction record: %v", errCorrupt, d.err)
+	}
+	t, err := txwire.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: transaction record: %v", errCorrupt, err)
+	}
+	return t.Message.AccountKeys, nil
+}
