@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/ferry-sh/ferry/pkg/ledger/loadgen"
 	"github.com/ferry-sh/ferry/pkg/spl"
@@ -139,18 +140,23 @@ type fillState struct {
 
 // row is one size's measurements.
 type row struct {
-	Accounts       int       `json:"accounts"`
-	Batch          int       `json:"batch"`
-	Transfers      int       `json:"transfers"`
-	TPS            float64   `json:"tps"`
-	P50ms          float64   `json:"p50Ms"`
-	P99ms          float64   `json:"p99Ms"`
-	WritePerTx     float64   `json:"writeBytesPerTransfer"`
-	ServerCPUus    float64   `json:"serverCpuUsPerTransfer"`
-	PeakRSS        int64     `json:"peakRssBytes"`
-	DBSize         int64     `json:"ledgerDbBytes"`
-	StoredTxs      uint64    `json:"storedTransactions"`
-	BytesPerTx     float64   `json:"bytesPerStoredTx"`
+	Accounts    int     `json:"accounts"`
+	Batch       int     `json:"batch"`
+	Transfers   int     `json:"transfers"`
+	TPS         float64 `json:"tps"`
+	P50ms       float64 `json:"p50Ms"`
+	P99ms       float64 `json:"p99Ms"`
+	WritePerTx  float64 `json:"writeBytesPerTransfer"`
+	ServerCPUus float64 `json:"serverCpuUsPerTransfer"`
+	PeakRSS     int64   `json:"peakRssBytes"`
+	DBSize      int64   `json:"ledgerDbBytes"`
+	StoredTxs   uint64  `json:"storedTransactions"`
+	BytesPerTx  float64 `json:"bytesPerStoredTx"`
+	// HistoryBytes and StateBytes split the stopped base ledger's bytes
+	// (splitSizes); HistoryPerTx is HistoryBytes over StoredTxs.
+	HistoryBytes   int64     `json:"historyBytes"`
+	StateBytes     int64     `json:"stateBytes"`
+	HistoryPerTx   float64   `json:"historyBytesPerStoredTx"`
 	RestartMs      []float64 `json:"restartMs"`
 	RestartCPUms   []float64 `json:"restartCpuMs"`
 	IdleRSS        int64     `json:"idleRssBytes"`
@@ -230,13 +236,15 @@ func run(o options) error {
 		if err := srv.restarts(o.restarts, o.idle, last); err != nil {
 			return err
 		}
+		last.HistoryPerTx = float64(last.HistoryBytes) / float64(max(last.StoredTxs, 1))
 		for i := len(rows) - len(o.batches); i < len(rows)-1; i++ {
 			rows[i].RestartMs, rows[i].RestartCPUms, rows[i].IdleRSS = last.RestartMs, last.RestartCPUms, last.IdleRSS
+			rows[i].HistoryBytes, rows[i].StateBytes, rows[i].HistoryPerTx = last.HistoryBytes, last.StateBytes, last.HistoryPerTx
 		}
 		for _, r := range rows[len(rows)-len(o.batches):] {
-			fmt.Printf("L=%d batch %d: %.0f tx/s, p50 %.0f ms, p99 %.0f ms, %.0f B written/transfer, %.1f server cpu-µs/transfer, peak RSS %s, ledger.db %s (%.0f B/tx over %d tx), restart %v ms (cpu %v ms), idle RSS %s, load %s\n",
+			fmt.Printf("L=%d batch %d: %.0f tx/s, p50 %.0f ms, p99 %.0f ms, %.0f B written/transfer, %.1f server cpu-µs/transfer, peak RSS %s, ledger.db %s (%.0f B/tx over %d tx; history %.0f B/tx, state %.0f B/account), restart %v ms (cpu %v ms), idle RSS %s, load %s\n",
 				r.Accounts, r.Batch, r.TPS, r.P50ms, r.P99ms, r.WritePerTx, r.ServerCPUus, mib(r.PeakRSS), mib(r.DBSize), r.BytesPerTx, r.StoredTxs,
-				r.RestartMs, r.RestartCPUms, mib(r.IdleRSS), r.Load)
+				r.HistoryPerTx, float64(r.StateBytes)/float64(r.Accounts), r.RestartMs, r.RestartCPUms, mib(r.IdleRSS), r.Load)
 		}
 	}
 	printTable(rows)
@@ -267,6 +275,9 @@ func printTable(rows []row) {
 	line("disk written per transfer", func(r row) string { return fmt.Sprintf("%.1f KiB", r.WritePerTx/1024) })
 	line("base ledger on disk (bytes per stored tx)", func(r row) string {
 		return fmt.Sprintf("%s (%.0f)", mib(r.DBSize), r.BytesPerTx)
+	})
+	line("history on disk per stored tx (state per account)", func(r row) string {
+		return fmt.Sprintf("%.0f B (%.0f B)", r.HistoryPerTx, float64(r.StateBytes)/float64(max(r.Accounts, 1)))
 	})
 	line("`serve` restart to ready (median)", func(r row) string { return fmt.Sprintf("%.0f ms", median(r.RestartMs)) })
 	line("restart CPU time (median)", func(r row) string { return fmt.Sprintf("%.0f ms", median(r.RestartCPUms)) })
@@ -383,6 +394,12 @@ func (s *server) restarts(n int, idle time.Duration, r *row) error {
 		if err := s.stop(); err != nil {
 			return err
 		}
+		if i == 0 {
+			var err error
+			if r.HistoryBytes, r.StateBytes, err = splitSizes(filepath.Join(s.dir, "data", "base")); err != nil {
+				return err
+			}
+		}
 		// The page cache keeps the file either way; what is timed is the
 		// process, as a user restarting ferry serve sees it.
 		ready, cpu, err := s.startTimed()
@@ -395,6 +412,53 @@ func (s *server) restarts(n int, idle time.Duration, r *row) error {
 	time.Sleep(idle)
 	r.IdleRSS = procStatus(s.pid(), "VmRSS")
 	return nil
+}
+
+// splitSizes divides a stopped base ledger's bytes between history
+// (the blocks, transactions, address postings and performance samples
+// buckets, by the pages bbolt allocated to them, and the signature
+// table's files) and account state (the account log, the secondary
+// index bucket and the address heads' files). Free pages of ledger.db
+// count in neither.
+func splitSizes(base string) (history, state int64, err error) {
+	db, err := bolt.Open(filepath.Join(base, "ledger.db"), 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return 0, 0, fmt.Errorf("open ledger.db: %w", err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			st := b.Stats()
+			n := int64(st.BranchAlloc + st.LeafAlloc)
+			switch string(name) {
+			case "blocks", "txs", "addrslot", "addrpost", "perf":
+				history += n
+			case "index":
+				state += n
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	files := func(pattern string) int64 {
+		var n int64
+		m, _ := filepath.Glob(filepath.Join(base, pattern))
+		for _, f := range m {
+			if fi, err := os.Stat(f); err == nil {
+				n += fi.Size()
+			}
+		}
+		return n
+	}
+	history += files("sigs*")
+	state += files("heads*")
+	acc, err := dirSize(filepath.Join(base, "accounts"))
+	if err != nil {
+		return 0, 0, err
+	}
+	return history, state + acc, nil
 }
 
 // procCPU is a process's user + system CPU time (/proc/PID/stat).
