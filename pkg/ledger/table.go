@@ -70,7 +70,7 @@ type sortedTable[K comparable, V any] struct {
 }
 
 // tableRunChanges is how many changes a sortedTable keeps in memory
-// before writing them as a run (about 4 MB of map entries for the
+// before writing them as a run (4–7 MB of map entries, as the map grows, for the
 // widest table, the key directory).
 const tableRunChanges = 1 << 16
 
