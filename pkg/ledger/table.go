@@ -447,15 +447,21 @@ func (t *sortedTable[K, V]) addRun(f *tableFile) {
 	t.recent = map[K]tableChange[V]{}
 }
 
-// writeTableFile writes a table file's header, meta and n entries (put
-// writes the entries) to w, which must be an *os.File.
-func writeTableFile(w io.Writer, magic string, meta []byte, n int, put func(*bufio.Writer) error) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
+// encodeTableHeader is a table file's header for n entries and meta.
+func encodeTableHeader(magic string, n int, meta []byte) [tableHeader]byte {
 	var hdr [tableHeader]byte
 	copy(hdr[:16], magic)
 	binary.LittleEndian.PutUint64(hdr[16:], uint64(n))
 	binary.LittleEndian.PutUint32(hdr[24:], uint32(len(meta)))
 	binary.LittleEndian.PutUint32(hdr[28:], crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, meta))
+	return hdr
+}
+
+// writeTableFile writes a table file's header, meta and n entries (put
+// writes the entries) to w.
+func writeTableFile(w io.Writer, magic string, meta []byte, n int, put func(*bufio.Writer) error) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	hdr := encodeTableHeader(magic, n, meta)
 	bw.Write(hdr[:])
 	bw.Write(meta)
 	if err := put(bw); err != nil {
@@ -596,11 +602,7 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) 
 		if err != nil {
 			return err
 		}
-		var hdr [tableHeader]byte
-		copy(hdr[:16], c.magic)
-		binary.LittleEndian.PutUint64(hdr[16:], uint64(n))
-		binary.LittleEndian.PutUint32(hdr[24:], uint32(len(meta)))
-		binary.LittleEndian.PutUint32(hdr[28:], crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, meta))
+		hdr := encodeTableHeader(c.magic, n, meta)
 		if _, err := tmp.WriteAt(hdr[:], 0); err != nil {
 			return err
 		}
