@@ -606,21 +606,14 @@ func (lg *accountLog) apply() error {
 // enough of them accumulated, so they never take more memory than that
 // (sortedTable). Segments stay until a snapshot of the base passes them.
 func (lg *accountLog) saveRun() error {
-	lg.mu.RLock()
-	if !lg.keydir.runDue() {
-		lg.mu.RUnlock()
-		return nil
-	}
 	pos := lg.head
-	run, err := lg.keydir.writeRun(lg.keydirMeta(pos), !lg.noSync)
-	lg.mu.RUnlock()
+	wrote, err := saveRun(&lg.mu, lg.keydir, func() []byte { return lg.keydirMeta(pos) }, !lg.noSync)
 	if err != nil {
 		return fmt.Errorf("write key directory run: %w", err)
 	}
-	lg.mu.Lock()
-	lg.keydir.addRun(run)
-	lg.snapPos = pos
-	lg.mu.Unlock()
+	if wrote {
+		lg.snapPos = pos
+	}
 	return nil
 }
 

@@ -325,7 +325,7 @@ func (s *boltStore) saveTables(force bool) error {
 		if err != nil {
 			return err
 		}
-	} else if _, err := saveRun(&s.mu, s.sigs, meta, !s.noSync); err != nil {
+	} else if _, err := saveRun(&s.mu, s.sigs, func() []byte { return meta }, !s.noSync); err != nil {
 		return err
 	}
 	if n := s.heads.entries(); due(s.heads.changes(), n) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
@@ -343,7 +343,7 @@ func (s *boltStore) saveTables(force bool) error {
 			return err
 		}
 		s.headsTxs = 0
-	} else if wrote, err := saveRun(&s.mu, s.heads, meta, !s.noSync); err != nil {
+	} else if wrote, err := saveRun(&s.mu, s.heads, func() []byte { return meta }, !s.noSync); err != nil {
 		return err
 	} else if wrote {
 		// A replay after a crash starts at the run's slot.
@@ -353,15 +353,17 @@ func (s *boltStore) saveTables(force bool) error {
 }
 
 // saveRun writes t's changes in memory as a run when enough of them
-// accumulated (sortedTable.runDue). The run is written while readers go
-// on; mu (the table's lock) is held for writing only to adopt it.
-func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool) (bool, error) {
+// accumulated (sortedTable.runDue), with the meta meta returns (asked
+// only then). The run is written while readers go on; mu (the table's
+// lock) is held for writing only to adopt it. Only the table's one
+// writer calls it.
+func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta func() []byte, sync bool) (bool, error) {
 	mu.RLock()
 	if !t.runDue() {
 		mu.RUnlock()
 		return false, nil
 	}
-	run, err := t.writeRun(meta, sync)
+	run, err := t.writeRun(meta(), sync)
 	mu.RUnlock()
 	if err != nil {
 		return false, err
