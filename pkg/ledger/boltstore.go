@@ -754,6 +754,15 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 	err := s.db.View(func(tx *bolt.Tx) error {
 		txs := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
 		posts := postingReader{slots: tx.Bucket(bucketAddrSlot), legacy: tx.Bucket(bucketAddrPost)}
+		// read reads a transaction a posting lists: nil (and no error)
+		// when its slot was pruned while this read started.
+		read := func(slot uint64, idx uint32) (*TxRecord, error) {
+			r, err := txs.read(slot, idx)
+			if err == nil && r == nil && !s.pruned(slot) {
+				err = fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, slot, idx)
+			}
+			return r, err
+		}
 		var slot uint64
 		s.mu.RLock()
 		first := s.first
@@ -772,14 +781,8 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 			if p != nil && !exact {
 				// A prefix match at a slot addr may have no posting at:
 				// it is addr's if a transaction it lists references addr.
-				r, err := txs.read(before.Slot, p.idxs[0])
-				if err == nil && r == nil {
-					if s.pruned(before.Slot) {
-						return nil
-					}
-					err = fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, before.Slot, p.idxs[0])
-				}
-				if err != nil {
+				r, err := read(before.Slot, p.idxs[0])
+				if err != nil || r == nil {
 					return err
 				}
 				t, err := r.Transaction()
@@ -827,14 +830,8 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 					if until != nil && !until.less(loc) {
 						return nil
 					}
-					r, err := txs.read(loc.Slot, loc.Index)
-					if err == nil && r == nil {
-						if s.pruned(loc.Slot) {
-							return nil
-						}
-						err = fmt.Errorf("%w: transaction at %d/%d missing", errCorrupt, loc.Slot, loc.Index)
-					}
-					if err != nil {
+					r, err := read(loc.Slot, loc.Index)
+					if err != nil || r == nil {
 						return err
 					}
 					out = append(out, r)
