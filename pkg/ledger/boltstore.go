@@ -32,6 +32,10 @@ import (
 //	          ferry-ledger-4, read where a slot has no addrslot value
 //	perf      slot (8 BE) -> encodePerfSample (getRecentPerformanceSamples)
 //
+// A value of blocks, txs or addrslot at least nestedValueMin long is
+// stored as the one element (key 0x00) of a bucket nested under its key,
+// so that later commits do not write it again (putSlotValue).
+//
 // A posting says which transactions of a slot reference an address, and
 // the previous slot with a posting for it (0: none), so an address's
 // history is a chain from its newest posting (the heads table, below)
@@ -88,6 +92,14 @@ var (
 	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrSlot, bucketPerf}
 )
 
+// upgradeFormats are the previous layouts, which open upgrades in place
+// by renaming the format: ferry-ledger-3's postings stay in addrpost and
+// are read from there, and the values of both are read inline or nested
+// (putSlotValue). The new name makes an older ferry refuse the directory
+// instead of missing the postings of addrslot (before ferry-ledger-4) or
+// the nested values (before ferry-ledger-5).
+var upgradeFormats = []string{"ferry-ledger-3", "ferry-ledger-4"}
+
 const (
 	dbFileName = "ledger.db"
 	metaTip    = "tip"
@@ -103,13 +115,9 @@ const (
 	// accountLogDir is the account log's directory in the data directory.
 	accountLogDir = "accounts"
 	// storeFormat identifies this layout; a data directory written with
-	// another one is refused rather than misread, except upgradeFormat.
-	storeFormat = "ferry-ledger-4"
-	// upgradeFormat is the previous layout, which open upgrades in place:
-	// its postings stay in addrpost and are read from there. The new
-	// format name makes an older ferry refuse the directory instead of
-	// missing the postings of addrslot.
-	upgradeFormat = "ferry-ledger-3"
+	// another one is refused rather than misread, except the
+	// upgradeFormats.
+	storeFormat = "ferry-ledger-5"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
@@ -152,6 +160,8 @@ type boltStore struct {
 	noSync bool
 	// rewriteMin is tableRewriteMin (tests make it smaller).
 	rewriteMin int
+	// nestedMin is nestedValueMin (tests make it smaller).
+	nestedMin int
 	// mu guards the tables. sigs maps the first 8 bytes of each landed
 	// signature to its location. A lookup checks the full signature in
 	// the record, so a prefix collision can only hide a transaction, never
@@ -211,7 +221,7 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 			return fmt.Errorf("the data was written by an older ferry; move it away to start afresh")
 		case f != nil && string(f) == "ferry-ledger-2":
 			return fmt.Errorf("the data was written by an older ferry (format %q, accounts in the database); move it away to start afresh", f)
-		case f != nil && string(f) == upgradeFormat:
+		case f != nil && slices.Contains(upgradeFormats, string(f)):
 			if err := meta.Put([]byte(metaFormat), []byte(storeFormat)); err != nil {
 				return err
 			}
@@ -254,7 +264,7 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 	if rewriteMin <= 0 {
 		rewriteMin = tableRewriteMin
 	}
-	s := &boltStore{db: db, acc: acc, noSync: noSync, rewriteMin: rewriteMin}
+	s := &boltStore{db: db, acc: acc, noSync: noSync, rewriteMin: rewriteMin, nestedMin: nestedValueMin}
 	if s.codec, err = newTxCodec(); err != nil {
 		acc.close()
 		db.Close()
@@ -403,6 +413,67 @@ func (s *boltStore) indexEach(kind indexKind, by solana.PublicKey, fn func(solan
 
 func u64be(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
+// A slot's block record, address postings and transaction chunks grow
+// with its transactions (64 bytes of signature, ~18 bytes of postings and
+// ~300 compressed bytes of record each), and a bbolt leaf
+// holds at least two elements and is not split below five, so in a bucket
+// only ever appended to, the leaf at the right edge holds the last three
+// to five slots' values, and each commit rewrote them all: a slot's record
+// was written about four times (half of ledger.db's bytes written under
+// load). A value at least nestedValueMin long is instead the only element
+// of a bucket of its own under the slot's key, whose pages no later commit
+// touches; the right-edge leaf then holds 16-byte bucket headers. Smaller
+// values stay inline, where rewriting them costs little and a page of
+// their own would waste most of it. Readers take either (slotValue).
+const nestedValueMin = 8 << 10
+
+// nestedValueKey is the key of a nested value in its bucket.
+var nestedValueKey = []byte{0}
+
+// putSlotValue stores v under k in b, an append-only bucket of per-slot
+// values, nested when it is long (nestedValueMin).
+func putSlotValue(b *bolt.Bucket, k, v []byte, nestedMin int) error {
+	// A value replaces whatever k held, in either form (Put cannot
+	// replace a bucket, nor CreateBucket a value).
+	if err := deleteSlotValue(b, k); err != nil {
+		return err
+	}
+	if len(v) < nestedMin {
+		return b.Put(k, v)
+	}
+	nb, err := b.CreateBucket(k)
+	if err != nil {
+		return err
+	}
+	nb.FillPercent = 1
+	return nb.Put(nestedValueKey, v)
+}
+
+// slotValue is the value under k in b (see putSlotValue), or nil. v is
+// what a cursor returned with k (nil also for a nested value), or nil
+// to look it up.
+func slotValue(b *bolt.Bucket, k, v []byte) []byte {
+	if v != nil {
+		return v
+	}
+	if v := b.Get(k); v != nil {
+		return v
+	}
+	if nb := b.Bucket(k); nb != nil {
+		return nb.Get(nestedValueKey)
+	}
+	return nil
+}
+
+// deleteSlotValue deletes k from b, nested or not.
+func deleteSlotValue(b *bolt.Bucket, k []byte) error {
+	err := b.Delete(k)
+	if errors.Is(err, bolterrors.ErrIncompatibleValue) {
+		return b.DeleteBucket(k)
+	}
+	return err
+}
+
 func locKey(slot uint64, index uint32) []byte {
 	k := make([]byte, 12)
 	binary.BigEndian.PutUint64(k, slot)
@@ -442,10 +513,11 @@ func (s *boltStore) load() (*loadedState, error) {
 		}
 		s.tip = binary.BigEndian.Uint64(tipb)
 		// The recent blocks, newest first, then reversed.
-		c := tx.Bucket(bucketBlocks).Cursor()
+		blocks := tx.Bucket(bucketBlocks)
+		c := blocks.Cursor()
 		var all []*blockRecord
 		for k, v := c.Last(); k != nil && len(all) < recentBlocks; k, v = c.Prev() {
-			r, err := decodeBlock(v)
+			r, err := decodeBlock(slotValue(blocks, k, v))
 			if err != nil {
 				return fmt.Errorf("block %x: %w", k, err)
 			}
@@ -455,7 +527,7 @@ func (s *boltStore) load() (*loadedState, error) {
 		st.recent = all
 		// The tables as of the slots committed after their files.
 		for k, v := c.Seek(u64be(tableSlot(s.sigs.meta) + 1)); k != nil; k, v = c.Next() {
-			r, err := decodeBlock(v)
+			r, err := decodeBlock(slotValue(blocks, k, v))
 			if err != nil {
 				return fmt.Errorf("block %x: %w", k, err)
 			}
@@ -552,20 +624,20 @@ func (s *boltStore) commit(f *frozenSlot) error {
 		}
 		blocks := tx.Bucket(bucketBlocks)
 		blocks.FillPercent = 1
-		if err := blocks.Put(u64be(b.Slot), blockVal); err != nil {
+		if err := putSlotValue(blocks, u64be(b.Slot), blockVal, s.nestedMin); err != nil {
 			return fmt.Errorf("block: %w", err)
 		}
 		txs := tx.Bucket(bucketTxs)
 		txs.FillPercent = 1
 		for i := range txKeys {
-			if err := txs.Put(txKeys[i], txVals[i]); err != nil {
+			if err := putSlotValue(txs, txKeys[i], txVals[i], s.nestedMin); err != nil {
 				return fmt.Errorf("transaction: %w", err)
 			}
 		}
 		if slotPosts != nil {
 			ps := tx.Bucket(bucketAddrSlot)
 			ps.FillPercent = 1
-			if err := ps.Put(u64be(b.Slot), slotPosts); err != nil {
+			if err := putSlotValue(ps, u64be(b.Slot), slotPosts, s.nestedMin); err != nil {
 				return fmt.Errorf("address postings: %w", err)
 			}
 		} else if s.legacyPostings {
@@ -674,7 +746,7 @@ func (s *boltStore) tx(sig solana.Signature) (*TxRecord, error) {
 func (s *boltStore) block(slot uint64) (*blockRecord, error) {
 	var r *blockRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketBlocks).Get(u64be(slot))
+		v := slotValue(tx.Bucket(bucketBlocks), u64be(slot), nil)
 		if v == nil {
 			return nil
 		}

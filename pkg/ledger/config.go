@@ -135,6 +135,8 @@ type Config struct {
 	tableRewriteMin int
 	// tableRunChanges overrides tableRunChanges (tests write runs often).
 	tableRunChanges int
+	// nestedValueMin overrides nestedValueMin (tests nest every value).
+	nestedValueMin int
 	// legacyPostings makes the durable store write address postings in
 	// the ferry-ledger-3 layout (tests of upgrading it).
 	legacyPostings bool

@@ -201,6 +201,9 @@ func Open(cfg Config) (*Ledger, error) {
 			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
 		}
 		s.legacyPostings = cfg.legacyPostings
+		if cfg.nestedValueMin > 0 {
+			s.nestedMin = cfg.nestedValueMin
+		}
 		l.store = s
 		l.diskIndex = true
 	}

@@ -202,7 +202,7 @@ type postingReader struct {
 // match is by key prefix only: certain at a slot where addr has a
 // posting, to be checked at any other.
 func (r postingReader) get(slot uint64, addr solana.PublicKey) (p *addrPosting, exact bool, err error) {
-	if v := r.slots.Get(u64be(slot)); v != nil {
+	if v := slotValue(r.slots, u64be(slot), nil); v != nil {
 		sp, err := parseSlotPostings(slot, v)
 		if err != nil {
 			return nil, false, err
@@ -233,7 +233,8 @@ func (s *boltStore) replayHeads(tx *bolt.Tx) error {
 		}
 		s.heads.set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
 	}
-	txs := tx.Bucket(bucketTxs).Cursor()
+	txb := tx.Bucket(bucketTxs)
+	txs := txb.Cursor()
 	sc := tx.Bucket(bucketAddrSlot).Cursor()
 	for k, _ := sc.Seek(from); k != nil; k, _ = sc.Next() {
 		if len(k) != 8 {
@@ -243,7 +244,7 @@ func (s *boltStore) replayHeads(tx *bolt.Tx) error {
 		n := 0
 		prefix := u64be(slot)
 		for ck, cv := txs.Seek(prefix); ck != nil && bytes.HasPrefix(ck, prefix); ck, cv = txs.Next() {
-			ch, err := s.codec.decodeChunk(ck, cv)
+			ch, err := s.codec.decodeChunk(ck, slotValue(txb, ck, cv))
 			if err != nil {
 				return fmt.Errorf("replay address heads of slot %d: %w", slot, err)
 			}

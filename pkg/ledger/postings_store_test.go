@@ -55,7 +55,7 @@ func postingWidth(t *testing.T, l *Ledger, slot uint64) int {
 	t.Helper()
 	w := 0
 	err := l.store.(*boltStore).db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketAddrSlot).Get(u64be(slot)); len(v) > 0 {
+		if v := slotValue(tx.Bucket(bucketAddrSlot), u64be(slot), nil); len(v) > 0 {
 			w = int(v[0])
 		}
 		return nil
@@ -214,7 +214,7 @@ func TestLegacyPostingsUpgrade(t *testing.T) {
 		if err := tx.DeleteBucket(bucketAddrSlot); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put([]byte(metaFormat), []byte(upgradeFormat))
+		return tx.Bucket(bucketMeta).Put([]byte(metaFormat), []byte("ferry-ledger-3"))
 	})
 
 	l = open(t, cfg)
@@ -388,8 +388,8 @@ func TestPostingsSharedPrefix(t *testing.T) {
 }
 
 // TestStoreFormatUpgrade checks which data formats open accepts: the
-// current one, ferry-ledger-3 (upgraded in place, so an older ferry then
-// refuses it), and no other.
+// current one, ferry-ledger-3 and -4 (upgraded in place, so an older
+// ferry then refuses them), and no other.
 func TestStoreFormatUpgrade(t *testing.T) {
 	for _, tc := range []struct {
 		format string
@@ -397,8 +397,9 @@ func TestStoreFormatUpgrade(t *testing.T) {
 	}{
 		{storeFormat, ""},
 		{"ferry-ledger-3", ""},
+		{"ferry-ledger-4", ""},
 		{"ferry-ledger-2", "written by an older ferry"},
-		{"ferry-ledger-5", "unknown data format"},
+		{"ferry-ledger-6", "unknown data format"},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			dir := t.TempDir()
@@ -512,9 +513,10 @@ func TestPostingBytes(t *testing.T) {
 		}
 		var txs, postings, bytes int
 		err = l.store.(*boltStore).db.View(func(tx *bolt.Tx) error {
-			bc := tx.Bucket(bucketBlocks).Cursor()
+			blocks := tx.Bucket(bucketBlocks)
+			bc := blocks.Cursor()
 			for k, v := bc.Seek(u64be(start + 1)); k != nil; k, v = bc.Next() {
-				r, err := decodeBlock(v)
+				r, err := decodeBlock(slotValue(blocks, k, v))
 				if err != nil {
 					return err
 				}
@@ -532,6 +534,7 @@ func TestPostingBytes(t *testing.T) {
 					bytes += 16 + len(k) + len(v) // bbolt's leaf element header
 					continue
 				}
+				v = slotValue(b, k, v)
 				sp, err := parseSlotPostings(binary.BigEndian.Uint64(k), v)
 				if err != nil {
 					return err

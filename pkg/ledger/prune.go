@@ -93,14 +93,15 @@ func (s *boltStore) prune(limit, tipTxs, before uint64, commits uint64) error {
 	}
 	var plan prunePlan
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketBlocks).Cursor()
+		blocks := tx.Bucket(bucketBlocks)
+		c := blocks.Cursor()
 		k, v := c.Seek(u64be(cur.first))
 		var err error
 		plan, err = planPrune(func() (*blockRecord, error) {
 			if k == nil {
 				return nil, nil
 			}
-			r, err := decodeBlock(v)
+			r, err := decodeBlock(slotValue(blocks, k, v))
 			if err != nil {
 				return nil, fmt.Errorf("block %x: %w", k, err)
 			}
@@ -130,7 +131,7 @@ func (s *boltStore) prune(limit, tipTxs, before uint64, commits uint64) error {
 				keys = append(keys, k)
 			}
 			for _, k := range keys {
-				if err := b.Delete(k); err != nil {
+				if err := deleteSlotValue(b, k); err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
 			}

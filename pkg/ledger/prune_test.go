@@ -20,12 +20,14 @@ func TestLimitLedgerSize(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		durable bool
+		nested  int // nestedValueMin: 1 nests every stored value
 	}{
-		{"memory", false},
-		{"durable", true},
+		{"memory", false, 0},
+		{"durable", true, 0},
+		{"durable-nested", true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{Name: "prune", FinalityDepth: 2, LimitLedgerSize: limit, ManualSlots: true, tableRewriteMin: 16, tableRunChanges: 4}
+			cfg := Config{Name: "prune", FinalityDepth: 2, LimitLedgerSize: limit, ManualSlots: true, tableRewriteMin: 16, tableRunChanges: 4, nestedValueMin: tc.nested}
 			if tc.durable {
 				cfg.DataDir, cfg.NoSync = t.TempDir(), true
 			}

@@ -115,7 +115,7 @@ func (r *chunkReader) read(slot uint64, index uint32) (*TxRecord, error) {
 		if k == nil || len(k) != 12 || binary.BigEndian.Uint64(k) != slot {
 			return nil, nil
 		}
-		ch, err := r.codec.decodeChunk(k, v)
+		ch, err := r.codec.decodeChunk(k, slotValue(r.b, k, v))
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func (r *chunkReader) block(slot uint64) ([]*TxRecord, error) {
 	prefix := u64be(slot)
 	cur := r.b.Cursor()
 	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
-		ch, err := r.codec.decodeChunk(k, v)
+		ch, err := r.codec.decodeChunk(k, slotValue(r.b, k, v))
 		if err != nil {
 			return nil, err
 		}

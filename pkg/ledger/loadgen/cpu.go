@@ -1,6 +1,9 @@
 package loadgen
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -14,4 +17,25 @@ func CPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// DiskWritten is how many bytes the process has caused to be written to
+// storage (write_bytes of /proc/self/io), or -1 where the kernel does not
+// report it. Bytes still only in the page cache are not counted, so read
+// it after the writes were synced.
+func DiskWritten() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
 }
