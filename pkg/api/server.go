@@ -67,7 +67,10 @@ type Server struct {
 	mu     sync.RWMutex
 	paths  map[string]map[string]*route // path → method → route
 	routes []*route
-	doc    atomic.Pointer[[]byte]
+	// doc is the generated OpenAPI document (nil: not generated since the
+	// routes last changed; Doc). docMu makes one caller generate it.
+	doc   atomic.Pointer[[]byte]
+	docMu sync.Mutex
 
 	idPrefix string
 	idSeq    atomic.Uint64
@@ -89,7 +92,6 @@ func New(cfg Config) (*Server, error) {
 	for _, r := range s.builtinRoutes() {
 		s.add(r)
 	}
-	s.rebuildDoc()
 	return s, nil
 }
 
@@ -119,6 +121,7 @@ func (s *Server) add(r *route) {
 	}
 	m[r.op.Method] = r
 	s.routes = append(s.routes, r)
+	s.doc.Store(nil)
 }
 
 // Handle mounts an extra handler (the MCP endpoint, say) at op.Method and
@@ -126,7 +129,6 @@ func (s *Server) add(r *route) {
 // panics). It appears in /doc unless hidden. Call it before serving.
 func (s *Server) Handle(op Operation, h http.Handler, hidden bool) {
 	s.add(&route{op: op, hidden: hidden, serve: func(w *responseWriter, r *http.Request) { h.ServeHTTP(w, r) }})
-	s.rebuildDoc()
 }
 
 // ServeHTTP implements http.Handler.

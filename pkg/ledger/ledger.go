@@ -302,6 +302,15 @@ func (l *Ledger) init() error {
 	}
 	copy(l.genesisHash[:], g[:32])
 	l.genesisTime = int64(binary.LittleEndian.Uint64(g[32:]))
+	// A busy minute before the restart leaves hundreds of thousands of
+	// signatures in the recent blocks: size the map once.
+	n := 0
+	for _, r := range st.recent {
+		n += len(r.Signatures)
+	}
+	if len(l.status) == 0 {
+		l.status = make(map[statusKey]statusEntry, n)
+	}
 	for _, r := range st.recent {
 		h := headerOf(r)
 		l.recent = append(l.recent, h)
