@@ -596,18 +596,25 @@ func (lg *accountLog) apply() error {
 	}
 	lg.pending = lg.pending[:0]
 	lg.mu.Unlock()
-	if lg.grown >= max(accountSnapshotRatio*lg.keydir.size, min(accountSnapshotMin, 16*lg.segBytes)) {
+	if lg.snapshotDue() {
 		return lg.snapshot()
 	}
-	return lg.saveRun()
+	return lg.saveRun(false)
+}
+
+// snapshotDue reports whether the log has grown enough since the key
+// directory's base was written to write it again.
+func (lg *accountLog) snapshotDue() bool {
+	return lg.grown >= max(accountSnapshotRatio*lg.keydir.size, min(accountSnapshotMin, 16*lg.segBytes))
 }
 
 // saveRun writes the key directory's changes in memory as a run when
 // enough of them accumulated, so they never take more memory than that
-// (sortedTable). Segments stay until a snapshot of the base passes them.
-func (lg *accountLog) saveRun() error {
+// (sortedTable), or with flush when there are any. Segments stay until a
+// snapshot of the base passes them.
+func (lg *accountLog) saveRun(flush bool) error {
 	pos := lg.head
-	wrote, err := saveRun(&lg.mu, lg.keydir, func() []byte { return lg.keydirMeta(pos) }, !lg.noSync)
+	wrote, err := saveRun(&lg.mu, lg.keydir, func() []byte { return lg.keydirMeta(pos) }, !lg.noSync, flush)
 	if err != nil {
 		return fmt.Errorf("write key directory run: %w", err)
 	}
@@ -661,12 +668,17 @@ func (lg *accountLog) dropDead() {
 	}
 }
 
-// close snapshots the key directory (a clean restart then replays
-// nothing) and closes the files.
+// close writes the key directory's changes in memory as a run, or a
+// snapshot when one is due or the base carries tableMaxRuns (a clean
+// restart then replays nothing), and closes the files.
 func (lg *accountLog) close() error {
 	var err error
-	if lg.grown > 0 && lg.files[lg.head.seg] != nil {
+	switch {
+	case lg.files[lg.head.seg] == nil || lg.snapPos == lg.head:
+	case lg.snapshotDue() || lg.keydir.runCount() >= tableMaxRuns:
 		err = lg.snapshot()
+	default:
+		err = lg.saveRun(true)
 	}
 	return errors.Join(err, lg.closeFiles())
 }

@@ -315,13 +315,17 @@ func tableSlot(meta []byte) uint64 {
 	return binary.LittleEndian.Uint64(meta)
 }
 
-// saveTables rewrites the tables whose changes are due (all that changed,
-// with force), as of the tip slot. The files are written while readers
-// go on.
-func (s *boltStore) saveTables(force bool) error {
+// saveTables rewrites the tables whose changes are due, or writes their
+// changes in memory as a run when enough accumulated, as of the tip
+// slot. With flush (a clean close) every change in memory is written, as
+// a run unless the base is due or already carries tableMaxRuns, so a
+// restart replays nothing. The files are written while readers go on.
+func (s *boltStore) saveTables(flush bool) error {
 	meta := binary.LittleEndian.AppendUint64(nil, s.tip)
-	due := func(c, n int) bool { return (force && c > 0) || c >= max(n/2, s.rewriteMin) }
-	if due(s.sigs.changes(), s.sigs.entries()) {
+	due := func(c, n, runs int) bool {
+		return c >= max(n/2, s.rewriteMin) || (flush && c > 0 && runs >= tableMaxRuns)
+	}
+	if due(s.sigs.changes(), s.sigs.entries(), s.sigs.runCount()) {
 		s.mu.RLock()
 		// Signatures of pruned slots are left out.
 		nt, err := s.sigs.write(meta, !s.noSync, func(_, loc uint64) bool { return loc>>32 >= s.first })
@@ -335,10 +339,10 @@ func (s *boltStore) saveTables(force bool) error {
 		if err != nil {
 			return err
 		}
-	} else if _, err := saveRun(&s.mu, s.sigs, func() []byte { return meta }, !s.noSync); err != nil {
+	} else if _, err := saveRun(&s.mu, s.sigs, func() []byte { return meta }, !s.noSync, flush); err != nil {
 		return err
 	}
-	if n := s.heads.entries(); due(s.heads.changes(), n) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
+	if n := s.heads.entries(); due(s.heads.changes(), n, s.heads.runCount()) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
 		s.mu.RLock()
 		// An address whose newest posting was pruned has no history left.
 		nt, err := s.heads.write(meta, !s.noSync, func(_ solana.PublicKey, slot uint64) bool { return slot >= s.first })
@@ -353,7 +357,7 @@ func (s *boltStore) saveTables(force bool) error {
 			return err
 		}
 		s.headsTxs = 0
-	} else if wrote, err := saveRun(&s.mu, s.heads, func() []byte { return meta }, !s.noSync); err != nil {
+	} else if wrote, err := saveRun(&s.mu, s.heads, func() []byte { return meta }, !s.noSync, flush); err != nil {
 		return err
 	} else if wrote {
 		// A replay after a crash starts at the run's slot.
@@ -363,13 +367,13 @@ func (s *boltStore) saveTables(force bool) error {
 }
 
 // saveRun writes t's changes in memory as a run when enough of them
-// accumulated (sortedTable.runDue), with the meta meta returns (asked
-// only then). The run is written while readers go on; mu (the table's
-// lock) is held for writing only to adopt it. Only the table's one
-// writer calls it.
-func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta func() []byte, sync bool) (bool, error) {
+// accumulated (sortedTable.runDue), or with flush when there are any,
+// with the meta meta returns (asked only then). The run is written while
+// readers go on; mu (the table's lock) is held for writing only to adopt
+// it. Only the table's one writer calls it.
+func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta func() []byte, sync, flush bool) (bool, error) {
 	mu.RLock()
-	if !t.runDue() {
+	if !t.runDue() && !(flush && len(t.recent) > 0) {
 		mu.RUnlock()
 		return false, nil
 	}

@@ -376,9 +376,15 @@ func TestPostingsSharedPrefix(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Replayed from the transactions.
-	if err := os.Remove(filepath.Join(dir, "heads")); err != nil {
-		t.Fatal(err)
+	// Replayed from the transactions: the heads' base and runs go.
+	files, _ := filepath.Glob(filepath.Join(dir, "heads*"))
+	if len(files) == 0 {
+		t.Fatal("no heads files after close")
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if l, err = Open(cfg); err != nil {
 		t.Fatal(err)

@@ -74,6 +74,14 @@ type sortedTable[K comparable, V any] struct {
 // widest table, the key directory).
 const tableRunChanges = 1 << 16
 
+// tableMaxRuns bounds the runs on a base. A clean close writes the
+// changes in memory as a run instead of rewriting the whole base (at a
+// million accounts the three tables are ~170 MB, which every restart
+// rewrote); a close with this many runs already rewrites the base, so
+// that restarts in quick succession do not pile up runs for every
+// lookup to check.
+const tableMaxRuns = 16
+
 // tableRunMagic marks a run file of any table; the entry width, checked
 // against the file length, differs between tables.
 const tableRunMagic = "ferry-tblrun-1\n\x00"
@@ -364,6 +372,9 @@ func (t *sortedTable[K, V]) entries() int { return t.n }
 
 // runDue reports whether the changes in memory should be written as a
 // run.
+// runCount is the number of runs on the base.
+func (t *sortedTable[K, V]) runCount() int { return len(t.runs) }
+
 func (t *sortedTable[K, V]) runDue() bool {
 	at := t.runAt
 	if at <= 0 {

@@ -1,0 +1,99 @@
+package ledger
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/spl"
+	"github.com/ferry-sh/ferry/pkg/txwire"
+)
+
+// TestCloseWritesRuns checks what a clean close writes for the tables
+// (signatures, address heads, the account log's key directory): the
+// changes since the last file as a run, not the whole base again, so
+// that a restart replays nothing; and, once a base carries tableMaxRuns
+// runs, the base, which absorbs them. Every transaction stays readable
+// across each restart.
+func TestCloseWritesRuns(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Name: "close", DataDir: dir, NoSync: true, FinalityDepth: 1, ManualSlots: true}
+	l, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := fundedWallet(t, l, 1_000_000_000_000)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bases := []string{filepath.Join(dir, "sigs"), filepath.Join(dir, "heads"), filepath.Join(dir, accountLogDir, "keydir")}
+	type tableFiles struct {
+		base os.FileInfo // nil: none yet
+		runs int
+	}
+	files := func() []tableFiles {
+		out := make([]tableFiles, len(bases))
+		for i, p := range bases {
+			out[i].base, _ = os.Stat(p)
+			m, _ := filepath.Glob(p + ".run*")
+			out[i].runs = len(m)
+		}
+		return out
+	}
+	var sigs []solana.Signature
+	var dests []solana.PublicKey
+	prev := files()
+	rewrites := 0
+	for restart := 1; restart <= 2*tableMaxRuns+2; restart++ {
+		if l, err = Open(cfg); err != nil {
+			t.Fatalf("restart %d: %v", restart, err)
+		}
+		s := l.store.(*boltStore)
+		if n := len(s.sigs.recent) + len(s.heads.recent) + len(s.acc.keydir.recent); n != 0 {
+			t.Fatalf("restart %d replayed %d table changes, want none", restart, n)
+		}
+		for i, sig := range sigs {
+			if r, err := l.Transaction(sig, Confirmed); err != nil || r == nil {
+				t.Fatalf("restart %d: transaction %d: %v %v", restart, i, r, err)
+			}
+			if got, err := l.SignaturesForAddress(dests[i], AddressQuery{}, Confirmed); err != nil || len(got) != 1 || got[0].Signature != sig {
+				t.Fatalf("restart %d: history of destination %d: %v %v", restart, i, got, err)
+			}
+			if a, _ := l.Account(dests[i], Confirmed); a == nil || a.Lamports != 1_000_000+uint64(i) {
+				t.Fatalf("restart %d: destination %d: %v", restart, i, a)
+			}
+		}
+		to := randomAddr(t)
+		rec := mustProcess(t, l, buildTx(t, l, payer, []txwire.Instruction{spl.SystemTransfer(pubkeyOf(payer), to, 1_000_000+uint64(len(sigs)))}))
+		sigs, dests = append(sigs, rec.Signature), append(dests, to)
+		if _, err := l.AdvanceSlot(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		now := files()
+		for i, p := range bases {
+			switch {
+			case prev[i].runs < tableMaxRuns:
+				// One more run; the base as it was.
+				same := (prev[i].base == nil && now[i].base == nil) || (prev[i].base != nil && now[i].base != nil && os.SameFile(prev[i].base, now[i].base))
+				if !same || now[i].runs != prev[i].runs+1 {
+					t.Fatalf("close %d: %s has %d runs (was %d), base rewritten: %v", restart, p, now[i].runs, prev[i].runs, !same)
+				}
+			default:
+				// The base absorbed its runs.
+				if now[i].base == nil || (prev[i].base != nil && os.SameFile(prev[i].base, now[i].base)) || now[i].runs != 0 {
+					t.Fatalf("close %d, with %d runs on %s: %d runs after, base rewritten: %v", restart, prev[i].runs, p, now[i].runs, now[i].base != nil)
+				}
+				rewrites++
+			}
+		}
+		prev = now
+	}
+	if rewrites < 2*len(bases) {
+		t.Fatalf("%d base rewrites, want every table's twice", rewrites)
+	}
+}
