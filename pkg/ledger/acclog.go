@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gagliardetto/solana-go"
 )
@@ -144,6 +145,10 @@ type accountLog struct {
 	// pending are the records of the commit in progress: appended (and
 	// synced) but not yet in the key directory.
 	pending []pendingRecord
+
+	// appended and copied count the bytes of records written for the
+	// slots and copied by cleaning (StorageWrites).
+	appended, copied atomic.Int64
 }
 
 type pendingRecord struct {
@@ -491,6 +496,7 @@ func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 			return logPos{}, err
 		}
 	}
+	lg.appended.Add(appended)
 	// Clean about as much as was written (and at least a segment), so the
 	// garbage cannot outgrow the cleaning.
 	for budget := 4*appended + lg.segBytes; budget > 0; {
@@ -581,6 +587,7 @@ func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int
 			if err := add(key, buf[off:off+n], false); err != nil {
 				return 0, err
 			}
+			lg.copied.Add(int64(n))
 		}
 		off += n
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -177,8 +178,10 @@ type boltStore struct {
 	first, prunedTxs uint64
 	// codec compresses transaction records.
 	codec *txCodec
-	// commits counts the slots committed since open (the persister's).
-	commits uint64
+	// commits counts the slots committed since open (the persister's);
+	// committed is the same for other goroutines (StorageWrites).
+	commits   uint64
+	committed atomic.Int64
 	// headsTxs counts the transactions committed after the slot of the
 	// heads file (the persister's): a restart after a crash replays the
 	// heads from their records, so the file is rewritten once they are
@@ -386,6 +389,44 @@ func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta f
 	t.addRun(run)
 	mu.Unlock()
 	return true, nil
+}
+
+// StorageWrites are the bytes a durable ledger's store wrote since it was
+// opened, by what they were for: where the disk writes per transaction
+// go (BenchmarkTransferChecked reports them). A memory ledger reports
+// zeros.
+type StorageWrites struct {
+	// AccountRecords are the account log records of the accounts slots
+	// wrote; AccountCleaning the live records cleaning copied.
+	AccountRecords, AccountCleaning int64
+	// KeyDirectory, Signatures and Heads are the tables' files: bases
+	// rewritten and runs.
+	KeyDirectory, Signatures, Heads int64
+	// Database is what bbolt wrote: the pages of the commits' changed
+	// nodes and a meta page per commit.
+	Database int64
+}
+
+// Total is the sum of the parts.
+func (w StorageWrites) Total() int64 {
+	return w.AccountRecords + w.AccountCleaning + w.KeyDirectory + w.Signatures + w.Heads + w.Database
+}
+
+// StorageWrites reports what the ledger's store wrote since it was opened.
+func (l *Ledger) StorageWrites() StorageWrites {
+	s, ok := l.store.(*boltStore)
+	if !ok {
+		return StorageWrites{}
+	}
+	st := s.db.Stats()
+	return StorageWrites{
+		AccountRecords:  s.acc.appended.Load(),
+		AccountCleaning: s.acc.copied.Load(),
+		KeyDirectory:    s.acc.keydir.written.Load(),
+		Signatures:      s.sigs.written.Load(),
+		Heads:           s.heads.written.Load(),
+		Database:        st.TxStats.GetPageAlloc() + s.committed.Load()*int64(s.db.Info().PageSize),
+	}
 }
 
 func (s *boltStore) account(k solana.PublicKey) (*Account, error) { return s.acc.get(k) }
@@ -684,6 +725,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	if err := s.saveTables(false); err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
+	s.committed.Add(1)
 	if s.commits++; s.commits%mappedPagesDropCommits == 0 {
 		s.dropMappedPages()
 	}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // sortedTable is a map with fixed-size keys and values, kept as a file of
@@ -67,6 +68,9 @@ type sortedTable[K comparable, V any] struct {
 	recent map[K]tableChange[V]
 	seed   maphash.Seed
 	bufs   *sync.Pool
+	// written counts the bytes of the files t wrote (bases and runs);
+	// shared with the table a rewrite replaces t with.
+	written *atomic.Int64
 }
 
 // tableRunChanges is how many changes a sortedTable keeps in memory
@@ -131,7 +135,7 @@ func (c *tableCodec[K, V]) entry() int { return c.keySize + c.valSize }
 // is no file). Run files that do not continue the chain from the base
 // are removed.
 func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTable[K, V], error) {
-	t := &sortedTable[K, V]{codec: c, path: path, recent: map[K]tableChange[V]{}, seed: maphash.MakeSeed()}
+	t := &sortedTable[K, V]{codec: c, path: path, recent: map[K]tableChange[V]{}, seed: maphash.MakeSeed(), written: new(atomic.Int64)}
 	t.bufs = &sync.Pool{New: func() any { return new([tableBlockBytes]byte) }}
 	base, err := openTableFile(path, c.magic, c.keySize, c.entry())
 	if err != nil {
@@ -441,6 +445,7 @@ func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error)
 	if err != nil {
 		return nil, err
 	}
+	t.written.Add(f.size)
 	f.bloom = newBloom(f.n)
 	ks := t.codec.keySize
 	for i := 0; i < len(ents); i += e {
@@ -643,15 +648,21 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) 
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("write %s: %w", t.path, err)
 	}
-	return openTable(t.path, c)
+	nt, err := openTable(t.path, c)
+	if err != nil {
+		return nil, err
+	}
+	t.written.Add(nt.size)
+	nt.written = t.written
+	return nt, nil
 }
 
 // replace makes t the table write returned.
 func (t *sortedTable[K, V]) replace(nt *sortedTable[K, V]) error {
 	err := t.unmapAll()
-	runAt := t.runAt
+	runAt, written := t.runAt, t.written
 	*t = *nt
-	t.runAt = runAt
+	t.runAt, t.written = runAt, written
 	if err != nil {
 		return fmt.Errorf("unmap %s: %w", t.path, err)
 	}

@@ -23,11 +23,25 @@ import (
 )
 
 // World is a mint (6 decimals) and Owners, each with lamports for fees
-// and an associated token account holding 1 000 tokens.
+// and an associated token account holding 1 000 tokens, and Recipients:
+// token accounts of the mint that only receive (AddRecipients).
 type World struct {
-	Mint   solana.PublicKey
-	Owners []ed25519.PrivateKey
-	ATAs   []solana.PublicKey
+	Mint       solana.PublicKey
+	Owners     []ed25519.PrivateKey
+	ATAs       []solana.PublicKey
+	Recipients []solana.PublicKey
+}
+
+// AddRecipients adds n token accounts (empty, owned by owner 0) at
+// addresses derived from their index: a world of many accounts without
+// deriving a key pair or an associated address for each.
+func (w *World) AddRecipients(n int) {
+	start := len(w.Recipients)
+	w.Recipients = append(w.Recipients, make([]solana.PublicKey, n)...)
+	Parallel(n, func(i int) {
+		h := sha256.Sum256(binary.LittleEndian.AppendUint64([]byte("loadgen-recipient"), uint64(start+i)))
+		w.Recipients[start+i] = solana.PublicKeyFromBytes(h[:])
+	})
 }
 
 // NewWorld derives n owners deterministically.
@@ -63,6 +77,38 @@ func (w *World) Genesis() []ledger.GenesisAccount {
 			}},
 		)
 	}
+	for _, r := range w.Recipients {
+		out = append(out, ledger.GenesisAccount{Key: r, Account: ledger.Account{
+			Lamports: rent.MinimumBalance(spl.TokenAccountSize), Owner: spl.TokenProgramID,
+			Data: spl.TokenAccount{Mint: w.Mint, Owner: pub(w.Owners[0]), State: spl.StateInitialized}.Encode(),
+		}})
+	}
+	return out
+}
+
+// SignPayments pre-signs n distinct TransferChecked transactions on all
+// cores, the pattern of a ledger with many accounts: transaction j is
+// paid and signed by owner j mod N and sends 1 + j/N base units to a
+// recipient drawn at random (seeded by seed), so most go to accounts
+// no recent transaction wrote.
+func (w *World) SignPayments(n int, blockhash solana.Hash, seed uint64) [][]byte {
+	out := make([][]byte, n)
+	Parallel(n, func(j int) {
+		i := j % len(w.Owners)
+		h := sha256.Sum256(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, seed), uint64(j)))
+		to := w.Recipients[binary.LittleEndian.Uint64(h[:])%uint64(len(w.Recipients))]
+		msg, err := txwire.Compile(pub(w.Owners[i]), []txwire.Instruction{
+			spl.TokenTransferChecked(spl.TokenProgramID, w.ATAs[i], w.Mint, to, pub(w.Owners[i]), uint64(1+j/len(w.Owners)), 6),
+		}, blockhash)
+		if err != nil {
+			panic(err) // unreachable: the instruction has 5 accounts
+		}
+		tx := txwire.NewUnsigned(msg)
+		if err := tx.Sign(w.Owners[i]); err != nil {
+			panic(err)
+		}
+		out[j] = tx.Bytes()
+	})
 	return out
 }
 
