@@ -643,7 +643,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	slices.SortFunc(idxAdds, bytes.Compare)
 	// The accounts first: the commit below records the log's end, so a
 	// slot whose commit did not happen leaves no account behind.
-	end, err := s.acc.append(b.Writes)
+	end, err := s.acc.append(f.heldWrites())
 	if err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
@@ -669,6 +669,16 @@ func (s *boltStore) commit(f *frozenSlot) error {
 		}
 		blocks := tx.Bucket(bucketBlocks)
 		blocks.FillPercent = 1
+		for _, h := range f.held {
+			if err := putSlotValue(blocks, u64be(h.block.Slot), encodeBlock(h.record), s.nestedMin); err != nil {
+				return fmt.Errorf("block %d: %w", h.block.Slot, err)
+			}
+			if h.perf != nil {
+				if err := tx.Bucket(bucketPerf).Put(u64be(h.perf.Slot), encodePerfSample(h.perf)); err != nil {
+					return fmt.Errorf("performance sample: %w", err)
+				}
+			}
+		}
 		if err := putSlotValue(blocks, u64be(b.Slot), blockVal, s.nestedMin); err != nil {
 			return fmt.Errorf("block: %w", err)
 		}

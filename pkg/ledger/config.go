@@ -15,6 +15,7 @@ import (
 const (
 	DefaultSlotDuration         = 400 * time.Millisecond
 	DefaultFinalityDepth        = 32
+	DefaultEmptySlotBatch       = 500 * time.Millisecond
 	DefaultLamportsPerSignature = 5000
 	DefaultSlotsPerEpoch        = 432_000
 	// DefaultFaucetLamports funds the faucet with 500 million SOL.
@@ -52,6 +53,18 @@ type Config struct {
 	// ManualSlots disables the slot clock: slots end only when AdvanceSlot
 	// is called. Tests use it to move time deterministically.
 	ManualSlots bool
+	// EmptySlotBatch bounds how long the empty slots of a durable ledger
+	// (no transactions: only the clock moved) wait to be made durable
+	// together, in one commit, rather than one commit and two syncs
+	// each: an idle `ferry serve` otherwise committed 22 slots a second
+	// (the rollup's 50 ms slots and the base's 400 ms ones) and wrote
+	// about 0.8 MB/s. A slot is reported confirmed only once durable, so
+	// while idle the confirmed slot trails the processed one by up to
+	// this much more; a slot with transactions is committed at once,
+	// with the empty slots before it. Zero means DefaultEmptySlotBatch; a
+	// negative value commits every slot on its own. Ignored in memory
+	// and with ManualSlots.
+	EmptySlotBatch time.Duration
 	// FinalityDepth is how many slots a confirmed slot needs on top of it
 	// to be finalized. Zero means DefaultFinalityDepth; a negative value
 	// finalizes every slot as soon as it is durable.
@@ -163,6 +176,12 @@ func (c Config) normalized() Config {
 	}
 	if c.SlotsPerEpoch == 0 {
 		c.SlotsPerEpoch = DefaultSlotsPerEpoch
+	}
+	switch {
+	case c.DataDir == "" || c.ManualSlots || c.EmptySlotBatch < 0:
+		c.EmptySlotBatch = 0
+	case c.EmptySlotBatch == 0:
+		c.EmptySlotBatch = DefaultEmptySlotBatch
 	}
 	if c.Rent.LamportsPerByte == 0 {
 		c.Rent = runtime.DefaultRent

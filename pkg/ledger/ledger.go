@@ -102,6 +102,11 @@ type Ledger struct {
 	closed      atomic.Bool
 	loopDone    chan struct{}
 	persistDone chan struct{}
+	// confirmWaiters counts the callers waiting for a slot to be durable;
+	// while there are any, the persister holds no empty slot back, and a
+	// send on flushCh makes it commit those it holds (wantDurable).
+	confirmWaiters atomic.Int32
+	flushCh        chan struct{}
 
 	notifyMu sync.Mutex
 	notifyCh chan struct{}
@@ -180,6 +185,7 @@ func Open(cfg Config) (*Ledger, error) {
 		wake:        make(chan struct{}, 1),
 		ops:         make(chan func()),
 		persistCh:   make(chan *frozenSlot, 4),
+		flushCh:     make(chan struct{}, 1),
 		quit:        make(chan struct{}),
 		loopDone:    make(chan struct{}),
 		persistDone: make(chan struct{}),
@@ -188,7 +194,7 @@ func Open(cfg Config) (*Ledger, error) {
 	}
 	// The persister may lag a few slots behind the loop; keep enough block
 	// headers to resolve confirmed and finalized, and blockhash ages.
-	l.keepBlocks = MaxProcessingAge + 2 + cfg.FinalityDepth + cap(l.persistCh) + 2
+	l.keepBlocks = MaxProcessingAge + 2 + cfg.FinalityDepth + cap(l.persistCh) + 2 + l.maxHeld()
 	l.registrations = registrations(cfg)
 	l.exec = runtime.NewExecutor(l.registrations...)
 
@@ -595,7 +601,7 @@ func (l *Ledger) freeze() {
 	if l.obs.active.Load() {
 		l.obs.publish(Event{Kind: EventFrozen, Slot: w.slot, Parent: w.parent, Root: root, Txs: txs, Time: l.cfg.Now()})
 	}
-	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf, capital: stored, indexAdds: adds, indexDels: dels}
+	l.persistCh <- &frozenSlot{block: block, record: rec, perf: perf, capital: stored, indexAdds: adds, indexDels: dels, frozen: time.Now()}
 }
 
 // pruneFinalized drops the undo history of finalized slots, which no
@@ -614,64 +620,143 @@ func (l *Ledger) pruneFinalized() {
 
 // persist writes frozen slots in order and then advances the confirmed
 // and finalized marks, so nothing is reported confirmed before it is on
-// disk.
+// disk. Empty slots are held back and committed together with the next
+// slot, at most Config.EmptySlotBatch after the first of them froze.
 func (l *Ledger) persist() {
 	defer close(l.persistDone)
 	var commits uint64
-	for f := range l.persistCh {
-		l.mu.RLock()
-		failed := l.failure != nil
-		l.mu.RUnlock()
-		if failed {
-			continue
+	var held []*frozenSlot
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	// flush commits f with the held slots before it.
+	flush := func(f *frozenSlot) {
+		f.held, held = held, nil
+		timer.Stop()
+		l.persistSlots(f, &commits)
+	}
+	for {
+		select {
+		case f, ok := <-l.persistCh:
+			if !ok {
+				if n := len(held); n > 0 {
+					last := held[n-1]
+					held = held[:n-1]
+					flush(last)
+				}
+				return
+			}
+			if f.empty() && len(held) < l.maxHeld() && l.confirmWaiters.Load() == 0 && (len(held) == 0 || time.Since(held[0].frozen) < l.cfg.EmptySlotBatch) {
+				if len(held) == 0 {
+					timer.Reset(l.cfg.EmptySlotBatch - time.Since(f.frozen))
+				}
+				held = append(held, f)
+				continue
+			}
+			flush(f)
+		case <-l.flushCh:
+			// Someone waits for a slot to be durable.
+			if n := len(held); n > 0 {
+				last := held[n-1]
+				held = held[:n-1]
+				flush(last)
+			}
+		case <-timer.C:
+			// The slot clock stopped (or stalled): do not hold the last
+			// slots back for good.
+			if n := len(held); n > 0 {
+				last := held[n-1]
+				held = held[:n-1]
+				flush(last)
+			}
 		}
-		var err error
-		if p := l.bank.failure.Load(); p != nil {
-			// A disk read failed while this slot executed: what it holds
-			// cannot be trusted, so it is not committed.
-			err = *p
-		} else {
-			err = l.commit(f)
-		}
-		if err != nil {
-			l.log.Error("ledger halted: cannot persist slot", "slot", f.block.Slot, "err", err)
-			l.mu.Lock()
-			l.failure = err
-			l.failed.Store(true)
-			l.mu.Unlock()
-			l.broadcast()
-			continue
-		}
+	}
+}
+
+// wantDurable keeps the persister from holding empty slots back until
+// the returned func is called, and has it commit those it holds: for
+// callers that wait for a slot to be confirmed (AdvanceSlot, the clock
+// controls, WaitForSlot), which should not wait out EmptySlotBatch.
+func (l *Ledger) wantDurable() func() {
+	if l.cfg.EmptySlotBatch <= 0 {
+		return func() {}
+	}
+	l.confirmWaiters.Add(1)
+	select {
+	case l.flushCh <- struct{}{}:
+	default:
+	}
+	return func() { l.confirmWaiters.Add(-1) }
+}
+
+// maxHeld bounds the empty slots the persister holds back
+// (Config.EmptySlotBatch): the slots of one batch period, at most 64.
+func (l *Ledger) maxHeld() int {
+	if l.cfg.EmptySlotBatch <= 0 {
+		return 0
+	}
+	return min(int(l.cfg.EmptySlotBatch/l.cfg.SlotDuration)+1, 64)
+}
+
+// persistSlots commits f (and the slots it holds) and reports them
+// confirmed.
+func (l *Ledger) persistSlots(f *frozenSlot, commits *uint64) {
+	l.mu.RLock()
+	failed := l.failure != nil
+	l.mu.RUnlock()
+	if failed {
+		return
+	}
+	var err error
+	if p := l.bank.failure.Load(); p != nil {
+		// A disk read failed while this slot executed: what it holds
+		// cannot be trusted, so it is not committed.
+		err = *p
+	} else {
+		err = l.commit(f)
+	}
+	if err != nil {
+		l.log.Error("ledger halted: cannot persist slot", "slot", f.block.Slot, "err", err)
 		l.mu.Lock()
-		l.bank.persisted(f.block.Writes)
-		if h := l.headerAt(f.block.Slot); h != nil {
-			l.confirmed = h
-		}
-		prevFinal := l.finalized.slot
-		if l.confirmed.slot >= uint64(l.cfg.FinalityDepth) {
-			if h := l.headerAtOrBefore(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
-				l.finalized = h
-			}
-		}
-		final := l.finalized.slot
+		l.failure = err
+		l.failed.Store(true)
 		l.mu.Unlock()
-		commits++
-		if limit := l.cfg.LimitLedgerSize; limit > 0 && f.block.Slot > recentBlocks {
-			before := min(final, f.block.Slot-recentBlocks)
-			if err := l.store.prune(limit, f.record.TxCount, before, commits); err != nil {
-				// History stays as it was: the next commit tries again.
-				l.log.Warn("could not prune history", "err", err)
-			}
-		}
 		l.broadcast()
-		l.subs.publish(f.block)
-		if l.obs.active.Load() {
-			now := l.cfg.Now()
-			l.obs.publish(Event{Kind: EventConfirmed, Slot: f.block.Slot, Block: f.block, Time: now})
-			if final > prevFinal {
-				l.obs.publish(Event{Kind: EventFinalized, Slot: final, Parent: prevFinal, Time: now})
-			}
+		return
+	}
+	l.mu.Lock()
+	for _, h := range f.held {
+		l.bank.persisted(h.block.Writes)
+	}
+	l.bank.persisted(f.block.Writes)
+	if h := l.headerAt(f.block.Slot); h != nil {
+		l.confirmed = h
+	}
+	prevFinal := l.finalized.slot
+	if l.confirmed.slot >= uint64(l.cfg.FinalityDepth) {
+		if h := l.headerAtOrBefore(l.confirmed.slot - uint64(l.cfg.FinalityDepth)); h != nil && h.slot > l.finalized.slot {
+			l.finalized = h
 		}
+	}
+	final := l.finalized.slot
+	l.mu.Unlock()
+	*commits++
+	if limit := l.cfg.LimitLedgerSize; limit > 0 && f.block.Slot > recentBlocks {
+		before := min(final, f.block.Slot-recentBlocks)
+		if err := l.store.prune(limit, f.record.TxCount, before, *commits); err != nil {
+			// History stays as it was: the next commit tries again.
+			l.log.Warn("could not prune history", "err", err)
+		}
+	}
+	l.broadcast()
+	for _, g := range append(f.held, f) {
+		l.subs.publish(g.block)
+		if l.obs.active.Load() {
+			l.obs.publish(Event{Kind: EventConfirmed, Slot: g.block.Slot, Block: g.block, Time: l.cfg.Now()})
+		}
+	}
+	if l.obs.active.Load() && final > prevFinal {
+		l.obs.publish(Event{Kind: EventFinalized, Slot: final, Parent: prevFinal, Time: l.cfg.Now()})
 	}
 }
 
@@ -763,6 +848,7 @@ func (l *Ledger) AdvanceSlots(ctx context.Context, n int) (uint64, error) {
 
 // waitConfirmed waits until slot is durable.
 func (l *Ledger) waitConfirmed(ctx context.Context, slot uint64) error {
+	defer l.wantDurable()()
 	for {
 		ch := l.changed()
 		l.mu.RLock()
@@ -786,6 +872,9 @@ func (l *Ledger) waitConfirmed(ctx context.Context, slot uint64) error {
 
 // WaitForSlot waits until slot has reached commitment c.
 func (l *Ledger) WaitForSlot(ctx context.Context, slot uint64, c Commitment) error {
+	if c != Processed && l.Slot(c) < slot {
+		defer l.wantDurable()()
+	}
 	for {
 		ch := l.changed()
 		if l.Slot(c) >= slot {

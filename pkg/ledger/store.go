@@ -3,6 +3,7 @@ package ledger
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
 )
@@ -80,6 +81,42 @@ type frozenSlot struct {
 	// indexAdds and indexDels are the secondary-index entries the slot
 	// added, and stale ones to delete (durable stores).
 	indexAdds, indexDels []indexEntry
+	// frozen is when the slot loop handed the slot over.
+	frozen time.Time
+	// held are the empty slots before this one that the persister held
+	// back (Config.EmptySlotBatch): commit makes them durable in the
+	// same transaction, first.
+	held []*frozenSlot
+}
+
+// empty reports whether the slot changed nothing but the clock: no
+// transactions and no index entries.
+func (f *frozenSlot) empty() bool {
+	return !f.genesis && len(f.block.Transactions) == 0 && len(f.block.Applied) == 0 && len(f.indexAdds) == 0 && len(f.indexDels) == 0
+}
+
+// heldWrites are the account writes of f's held slots and then f's, the
+// newest value of each account only.
+func (f *frozenSlot) heldWrites() []AccountWrite {
+	if len(f.held) == 0 {
+		return f.block.Writes
+	}
+	seen := map[solana.PublicKey]bool{}
+	var out []AccountWrite
+	for i := len(f.held); i >= 0; i-- {
+		g := f
+		if i < len(f.held) {
+			g = f.held[i]
+		}
+		for j := len(g.block.Writes) - 1; j >= 0; j-- {
+			if w := g.block.Writes[j]; !seen[w.Key] {
+				seen[w.Key] = true
+				out = append(out, w)
+			}
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // memStore keeps everything in memory; it is the store of a ledger
@@ -113,6 +150,14 @@ func (m *memStore) indexEach(indexKind, solana.PublicKey, func(solana.PublicKey)
 func (m *memStore) commit(f *frozenSlot) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for _, h := range f.held {
+		m.commitLocked(h)
+	}
+	m.commitLocked(f)
+	return nil
+}
+
+func (m *memStore) commitLocked(f *frozenSlot) {
 	m.blocks[f.record.Slot] = f.record
 	m.slots = append(m.slots, f.record.Slot)
 	if f.perf != nil {
@@ -133,7 +178,6 @@ func (m *memStore) commit(f *frozenSlot) error {
 			m.byAddr[k] = append(m.byAddr[k], &stored)
 		}
 	}
-	return nil
 }
 
 func (m *memStore) tx(sig solana.Signature) (*TxRecord, error) {
