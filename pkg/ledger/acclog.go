@@ -29,8 +29,10 @@ import (
 //
 // Files in <DataDir>/accounts:
 //
-//	NNNNNNNN.seg  records: length u32 | crc32c u32 | address | encodeAccount
-//	              (length 0: the account was deleted)
+//	NNNNNNNN.seg  records: length u32 | crc32c u32 | address |
+//	              appendAccountRecord (length 0: the account was deleted;
+//	              logs written before ferry-ledger-5 hold encodeAccount's
+//	              encoding, which reads the same)
 //	keydir        snapshot of the key directory: every live address and
 //	              where its record is, sorted by address, with the log
 //	              position it covers
@@ -42,7 +44,9 @@ import (
 // the records after the position the snapshot covers. The snapshot is
 // rewritten once the log has grown by snapshotRatio times its size since
 // the last one (so its cost per written account does not grow with the
-// number of accounts) and at Close (so a clean restart replays nothing).
+// number of accounts). In between, the changes in memory are written as
+// runs (table.go), and at Close as one more run, or the snapshot when it
+// is due (so a clean restart replays nothing).
 //
 // Garbage: a record stops being live when a newer one for the same
 // address is written. Once the segments hold more than garbageRatio times
@@ -385,7 +389,7 @@ func appendRecord(buf []byte, key solana.PublicKey, a *Account) []byte {
 	buf = append(buf, make([]byte, accountRecordHeader)...)
 	buf = append(buf, key[:]...)
 	if a != nil {
-		buf = appendAccount(buf, a)
+		buf = appendAccountRecord(buf, a)
 	}
 	binary.LittleEndian.PutUint32(buf[start:], uint32(len(buf)-start-accountRecordHeader-32))
 	binary.LittleEndian.PutUint32(buf[start+4:], crc32.Checksum(buf[start+accountRecordHeader:], castagnoli))

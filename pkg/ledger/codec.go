@@ -213,7 +213,129 @@ func appendAccount(b []byte, a *Account) []byte {
 	return e.b
 }
 
+// accountRecordFormat marks the account log's compact encoding of an
+// account (appendAccountRecord). encodeAccount stays as it is: genesis
+// hashes it.
+const accountRecordFormat = 2
+
+// minZeroRun is the shortest run of zero bytes a compact record elides:
+// a shorter one costs more in lengths than it saves.
+const minZeroRun = 4
+
+// maxRecordData bounds the data length a compact record may claim, so a
+// damaged one cannot make a read allocate without limit (accounts are at
+// most 10 MiB; genesis and cheat codes stay well under this).
+const maxRecordData = 64 << 20
+
+// Account flags of a compact record.
+const (
+	recExecutable   = 1 << 0
+	recRentEpochMax = 1 << 1 // the rent epoch is u64 max (rent exempt)
+)
+
+// appendAccountRecord appends a's compact encoding, the account log's:
+//
+//	format (2) | uvarint lamports | owner | flags | [uvarint rent epoch,
+//	unless recRentEpochMax] | uvarint data length | the data as
+//	(uvarint n, n literal bytes, uvarint z: z zero bytes) pairs until
+//	the length is covered (the last pair may stop after its literal)
+//
+// A token account's 165 bytes carry about 90 zeros (empty delegate,
+// native and close-authority options, a zero delegated amount), so its
+// record shrinks from ~255 bytes to ~160: the account log is most of
+// what a transfer writes after its history.
+func appendAccountRecord(b []byte, a *Account) []byte {
+	e := encoder{b: b}
+	e.u8(accountRecordFormat)
+	e.uvarint(a.Lamports)
+	e.key(a.Owner)
+	var flags uint8
+	if a.Executable {
+		flags |= recExecutable
+	}
+	if a.RentEpoch == ^uint64(0) {
+		flags |= recRentEpochMax
+	}
+	e.u8(flags)
+	if flags&recRentEpochMax == 0 {
+		e.uvarint(a.RentEpoch)
+	}
+	d := a.Data
+	e.uvarint(uint64(len(d)))
+	lit := 0 // start of the pending literal
+	for i := 0; i < len(d); {
+		if d[i] != 0 {
+			i++
+			continue
+		}
+		j := i
+		for j < len(d) && d[j] == 0 {
+			j++
+		}
+		if j-i >= minZeroRun || j == len(d) {
+			e.bytes(d[lit:i])
+			e.uvarint(uint64(j - i))
+			lit = j
+		}
+		i = j
+	}
+	if lit < len(d) {
+		e.bytes(d[lit:])
+	}
+	return e.b
+}
+
+// decodeAccountRecord decodes appendAccountRecord's encoding.
+func decodeAccountRecord(b []byte) (*Account, error) {
+	d := decoder{b: b}
+	d.u8() // the format, checked by the caller
+	a := &Account{Lamports: d.uvarint(), Owner: d.key()}
+	flags := d.u8()
+	a.Executable = flags&recExecutable != 0
+	if flags&recRentEpochMax != 0 {
+		a.RentEpoch = ^uint64(0)
+	} else {
+		a.RentEpoch = d.uvarint()
+	}
+	n := d.uvarint()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if flags&^(recExecutable|recRentEpochMax) != 0 || n > maxRecordData {
+		return nil, fmt.Errorf("%w: account record", errCorrupt)
+	}
+	if n > 0 {
+		a.Data = make([]byte, n)
+	}
+	for pos := uint64(0); pos < n; {
+		lit := d.uvarint()
+		if d.err != nil || lit > n-pos || lit > uint64(len(b)-d.off) {
+			return nil, fmt.Errorf("%w: account record data", errCorrupt)
+		}
+		copy(a.Data[pos:], b[d.off:d.off+int(lit)])
+		d.off += int(lit)
+		pos += lit
+		if pos == n {
+			break
+		}
+		z := d.uvarint()
+		if d.err != nil || z > n-pos || lit+z == 0 {
+			return nil, fmt.Errorf("%w: account record data", errCorrupt)
+		}
+		pos += z
+	}
+	if d.off != len(b) {
+		return nil, fmt.Errorf("%w: account record: %d trailing bytes", errCorrupt, len(b)-d.off)
+	}
+	return a, nil
+}
+
+// decodeAccount decodes encodeAccount's encoding, or the account log's
+// compact one (decodeAccountRecord).
 func decodeAccount(b []byte) (*Account, error) {
+	if len(b) > 0 && b[0] == accountRecordFormat {
+		return decodeAccountRecord(b)
+	}
 	d := decoder{b: b}
 	if v := d.u8(); d.err == nil && v != accountFormat {
 		return nil, fmt.Errorf("%w: account format %d", errCorrupt, v)

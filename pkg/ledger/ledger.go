@@ -629,21 +629,25 @@ func (l *Ledger) persist() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	// flush commits f with the held slots before it.
+	// flush commits f with the held slots before it; flushHeld commits
+	// the held slots.
 	flush := func(f *frozenSlot) {
 		f.held, held = held, nil
 		timer.Stop()
 		l.persistSlots(f, &commits)
 	}
+	flushHeld := func() {
+		if n := len(held); n > 0 {
+			last := held[n-1]
+			held = held[:n-1]
+			flush(last)
+		}
+	}
 	for {
 		select {
 		case f, ok := <-l.persistCh:
 			if !ok {
-				if n := len(held); n > 0 {
-					last := held[n-1]
-					held = held[:n-1]
-					flush(last)
-				}
+				flushHeld()
 				return
 			}
 			if f.empty() && len(held) < l.maxHeld() && l.confirmWaiters.Load() == 0 && (len(held) == 0 || time.Since(held[0].frozen) < l.cfg.EmptySlotBatch) {
@@ -656,19 +660,11 @@ func (l *Ledger) persist() {
 			flush(f)
 		case <-l.flushCh:
 			// Someone waits for a slot to be durable.
-			if n := len(held); n > 0 {
-				last := held[n-1]
-				held = held[:n-1]
-				flush(last)
-			}
+			flushHeld()
 		case <-timer.C:
 			// The slot clock stopped (or stalled): do not hold the last
 			// slots back for good.
-			if n := len(held); n > 0 {
-				last := held[n-1]
-				held = held[:n-1]
-				flush(last)
-			}
+			flushHeld()
 		}
 	}
 }
