@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -66,7 +65,6 @@ type sortedTable[K comparable, V any] struct {
 	n      int
 	size   int64
 	recent map[K]tableChange[V]
-	seed   maphash.Seed
 	bufs   *sync.Pool
 	// written counts the bytes of the files t wrote (bases and runs);
 	// shared with the table a rewrite replaces t with.
@@ -88,7 +86,15 @@ const tableMaxRuns = 16
 
 // tableRunMagic marks a run file of any table; the entry width, checked
 // against the file length, differs between tables.
-const tableRunMagic = "ferry-tblrun-1\n\x00"
+const tableRunMagic = "ferry-tblrun-2\n\x00"
+
+// tableRunMagicV1 marks a run written before its Bloom filter was stored
+// in it (after the entries): opening one builds the filter from its keys.
+const tableRunMagicV1 = "ferry-tblrun-1\n\x00"
+
+// runBloomBytes is the size of the Bloom filter stored after a run's n
+// entries.
+func runBloomBytes(n uint64) int64 { return int64(len(newBloom(int(n)))) * 8 }
 
 // tableFile is one mapped file of a table: its base or a run.
 type tableFile struct {
@@ -135,9 +141,9 @@ func (c *tableCodec[K, V]) entry() int { return c.keySize + c.valSize }
 // is no file). Run files that do not continue the chain from the base
 // are removed.
 func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTable[K, V], error) {
-	t := &sortedTable[K, V]{codec: c, path: path, recent: map[K]tableChange[V]{}, seed: maphash.MakeSeed(), written: new(atomic.Int64)}
+	t := &sortedTable[K, V]{codec: c, path: path, recent: map[K]tableChange[V]{}, written: new(atomic.Int64)}
 	t.bufs = &sync.Pool{New: func() any { return new([tableBlockBytes]byte) }}
-	base, err := openTableFile(path, c.magic, c.keySize, c.entry())
+	base, err := openTableFile(path, []string{c.magic}, c.keySize, c.entry(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +190,7 @@ func (t *sortedTable[K, V]) openRuns() error {
 		if !ok {
 			break
 		}
-		f, err := openTableFile(name, tableRunMagic, ks, t.codec.entry()+1)
+		f, err := openTableFile(name, []string{tableRunMagic, tableRunMagicV1}, ks, t.codec.entry()+1, runTrailer)
 		if errors.Is(err, errCorrupt) {
 			break
 		}
@@ -196,9 +202,11 @@ func (t *sortedTable[K, V]) openRuns() error {
 			f.close()
 			break
 		}
-		f.bloom = newBloom(f.n)
-		for i := 0; i < f.n; i++ {
-			bloomAdd(f.bloom, maphash.Bytes(t.seed, f.data[i*f.entry:i*f.entry+ks]))
+		if f.bloom == nil {
+			f.bloom = newBloom(f.n)
+			for i := 0; i < f.n; i++ {
+				bloomAdd(f.bloom, bloomKeyHash(f.data[i*f.entry:i*f.entry+ks]))
+			}
 		}
 		dropMapped(f.mapped)
 		t.runs = append(t.runs, f)
@@ -221,8 +229,19 @@ func (t *sortedTable[K, V]) openRuns() error {
 	return nil
 }
 
-// openTableFile maps one table file; a missing one is an empty file.
-func openTableFile(path, magic string, keySize, entry int) (*tableFile, error) {
+// runTrailer is what follows a run's entries: its Bloom filter, except
+// in runs of the first format.
+func runTrailer(magic string, n uint64) int64 {
+	if magic == tableRunMagicV1 {
+		return 0
+	}
+	return runBloomBytes(n)
+}
+
+// openTableFile maps one table file whose header carries one of magics;
+// a missing one is an empty file. trailer (nil: none) is the size of what
+// follows the entries: a run's Bloom filter, which is read into bloom.
+func openTableFile(path string, magics []string, keySize, entry int, trailer func(magic string, n uint64) int64) (*tableFile, error) {
 	tf := &tableFile{path: path, entry: entry, keySize: keySize, unmap: func() error { return nil }}
 	tf.blockEntries = max(tableBlockBytes/entry, 1)
 	f, err := os.Open(path)
@@ -243,12 +262,19 @@ func openTableFile(path, magic string, keySize, entry int) (*tableFile, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	var hdr [tableHeader]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:16]) != magic {
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || !slices.Contains(magics, string(hdr[:16])) {
 		return nil, fmt.Errorf("%w: %s header", errCorrupt, path)
 	}
 	n := binary.LittleEndian.Uint64(hdr[16:])
 	metaLen := int64(binary.LittleEndian.Uint32(hdr[24:]))
-	if fi.Size() < tableHeader+metaLen || uint64(fi.Size()-tableHeader-metaLen) != n*uint64(entry) {
+	var extra int64
+	if n > uint64(fi.Size()) {
+		return nil, fmt.Errorf("%w: %s length", errCorrupt, path)
+	}
+	if trailer != nil {
+		extra = trailer(string(hdr[:16]), n)
+	}
+	if fi.Size() < tableHeader+metaLen+extra || uint64(fi.Size()-tableHeader-metaLen-extra) != n*uint64(entry) {
 		return nil, fmt.Errorf("%w: %s length", errCorrupt, path)
 	}
 	meta := make([]byte, metaLen)
@@ -263,7 +289,14 @@ func openTableFile(path, magic string, keySize, entry int) (*tableFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
-	tf.data, tf.mapped, tf.n, tf.meta, tf.size, tf.sum = m[tableHeader+metaLen:], m, int(n), meta, fi.Size(), crc
+	end := tableHeader + metaLen + int64(n)*int64(entry)
+	tf.data, tf.mapped, tf.n, tf.meta, tf.size, tf.sum = m[tableHeader+metaLen:end], m, int(n), meta, fi.Size(), crc
+	if extra > 0 {
+		tf.bloom = make([]uint64, extra/8)
+		for i := range tf.bloom {
+			tf.bloom[i] = binary.LittleEndian.Uint64(m[end+int64(i)*8:])
+		}
+	}
 	tf.file, tf.dataOff = f, tableHeader+metaLen
 	tf.unmap = func() error { return errors.Join(unmap(), f.Close()) }
 	keep = true
@@ -340,7 +373,7 @@ func (t *sortedTable[K, V]) get(k K) (V, bool) {
 	key := kb[:ks]
 	t.codec.putKey(key, k)
 	if len(t.runs) > 0 {
-		h := maphash.Bytes(t.seed, key)
+		h := bloomKeyHash(key)
 		for i := len(t.runs) - 1; i >= 0; i-- {
 			r := t.runs[i]
 			if !bloomHas(r.bloom, h) {
@@ -429,28 +462,35 @@ func sortEntries(b []byte, e, ks int) {
 func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error) {
 	ents := t.sortedRecent()
 	e := t.codec.entry() + 1
+	ks := t.codec.keySize
+	// The Bloom filter goes in the file, after the entries: a restart
+	// maps it instead of hashing every key of every run again.
+	bloom := newBloom(len(ents) / e)
+	for i := 0; i < len(ents); i += e {
+		bloomAdd(bloom, bloomKeyHash(ents[i:i+ks]))
+	}
 	runMeta := binary.LittleEndian.AppendUint32(nil, t.base.sum)
 	runMeta = append(runMeta, meta...)
 	path := t.runPath(len(t.runs) + 1)
 	err := writeFileAtomic(path, sync, func(w io.Writer) error {
 		return writeTableFile(w, tableRunMagic, runMeta, len(ents)/e, func(bw *bufio.Writer) error {
-			_, err := bw.Write(ents)
-			return err
+			bw.Write(ents)
+			var word [8]byte
+			for _, x := range bloom {
+				binary.LittleEndian.PutUint64(word[:], x)
+				bw.Write(word[:])
+			}
+			return nil
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := openTableFile(path, tableRunMagic, t.codec.keySize, e)
+	f, err := openTableFile(path, []string{tableRunMagic}, ks, e, runTrailer)
 	if err != nil {
 		return nil, err
 	}
 	t.written.Add(f.size)
-	f.bloom = newBloom(f.n)
-	ks := t.codec.keySize
-	for i := 0; i < len(ents); i += e {
-		bloomAdd(f.bloom, maphash.Bytes(t.seed, ents[i:i+ks]))
-	}
 	return f, nil
 }
 
@@ -724,6 +764,23 @@ const (
 )
 
 func newBloom(n int) []uint64 { return make([]uint64, max((n*bloomBitsPerKey+63)/64, 1)) }
+
+// bloomKeyHash hashes an encoded key for the run filters: FNV-1a, then
+// splitmix64's finalizer so that both halves (the two probe hashes) mix
+// every byte. Fixed, not seeded: the filters are stored in the runs.
+func bloomKeyHash(key []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range key {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
 
 func bloomAdd(b []uint64, h uint64) {
 	m := uint64(len(b)) * 64
