@@ -265,19 +265,7 @@ func TestSortedTableRunChain(t *testing.T) {
 		{"first run garbage", func(t *testing.T, p string) { os.WriteFile(p+".run000001", randomBytes(300), 0o600) }, 0, nil},
 		{"runs of the first format (no stored filter)", func(t *testing.T, p string) {
 			for i := 1; i <= 3; i++ {
-				name := fmt.Sprintf("%s.run%06d", p, i)
-				b, err := os.ReadFile(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				n := binary.LittleEndian.Uint64(b[16:])
-				metaLen := int(binary.LittleEndian.Uint32(b[24:]))
-				meta := b[tableHeader : tableHeader+metaLen]
-				ents := b[tableHeader+metaLen : tableHeader+metaLen+int(n)*(testTableCodec.entry()+1)]
-				hdr := encodeTableHeader(tableRunMagicV1, int(n), meta)
-				if err := os.WriteFile(name, slices.Concat(hdr[:], meta, ents), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				toFirstRunFormat(t, fmt.Sprintf("%s.run%06d", p, i), testTableCodec.entry()+1)
 			}
 		}, 3, []string{".run000001", ".run000002", ".run000003"}},
 		{"temporary run file", func(t *testing.T, p string) { os.WriteFile(p+".run000004.tmp77", randomBytes(50), 0o600) }, 3, []string{".run000001", ".run000002", ".run000003"}},
@@ -438,19 +426,25 @@ func BenchmarkOpenTableRuns(b *testing.B) {
 	}
 	b.Run("stored-filters", open)
 	for i := 1; i <= 8; i++ {
-		name := fmt.Sprintf("%s.run%06d", path, i)
-		buf, err := os.ReadFile(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := binary.LittleEndian.Uint64(buf[16:])
-		metaLen := int(binary.LittleEndian.Uint32(buf[24:]))
-		meta := buf[tableHeader : tableHeader+metaLen]
-		hdr := encodeTableHeader(tableRunMagicV1, int(n), meta)
-		ents := buf[tableHeader+metaLen : tableHeader+metaLen+int(n)*(keydirCodec.entry()+1)]
-		if err := os.WriteFile(name, slices.Concat(hdr[:], meta, ents), 0o600); err != nil {
-			b.Fatal(err)
-		}
+		toFirstRunFormat(b, fmt.Sprintf("%s.run%06d", path, i), keydirCodec.entry()+1)
 	}
 	b.Run("first-format", open)
+}
+
+// toFirstRunFormat rewrites the run at name (entries of entry bytes) as
+// the first run format wrote it: its magic, no stored Bloom filter.
+func toFirstRunFormat(t testing.TB, name string, entry int) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(b[16:])
+	metaLen := int(binary.LittleEndian.Uint32(b[24:]))
+	meta := b[tableHeader : tableHeader+metaLen]
+	ents := b[tableHeader+metaLen : tableHeader+metaLen+int(n)*entry]
+	hdr := encodeTableHeader(tableRunMagicV1, int(n), meta)
+	if err := os.WriteFile(name, slices.Concat(hdr[:], meta, ents), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

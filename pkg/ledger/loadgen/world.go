@@ -97,19 +97,25 @@ func (w *World) SignPayments(n int, blockhash solana.Hash, seed uint64) [][]byte
 		i := j % len(w.Owners)
 		h := sha256.Sum256(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, seed), uint64(j)))
 		to := w.Recipients[binary.LittleEndian.Uint64(h[:])%uint64(len(w.Recipients))]
-		msg, err := txwire.Compile(pub(w.Owners[i]), []txwire.Instruction{
-			spl.TokenTransferChecked(spl.TokenProgramID, w.ATAs[i], w.Mint, to, pub(w.Owners[i]), uint64(1+j/len(w.Owners)), 6),
-		}, blockhash)
-		if err != nil {
-			panic(err) // unreachable: the instruction has 5 accounts
-		}
-		tx := txwire.NewUnsigned(msg)
-		if err := tx.Sign(w.Owners[i]); err != nil {
-			panic(err)
-		}
-		out[j] = tx.Bytes()
+		out[j] = w.signTransfer(i, to, uint64(1+j/len(w.Owners)), blockhash)
 	})
 	return out
+}
+
+// signTransfer signs owner i's TransferChecked of amount base units to
+// the token account to.
+func (w *World) signTransfer(i int, to solana.PublicKey, amount uint64, blockhash solana.Hash) []byte {
+	msg, err := txwire.Compile(pub(w.Owners[i]), []txwire.Instruction{
+		spl.TokenTransferChecked(spl.TokenProgramID, w.ATAs[i], w.Mint, to, pub(w.Owners[i]), amount, 6),
+	}, blockhash)
+	if err != nil {
+		panic(err) // unreachable: the instruction has 5 accounts
+	}
+	tx := txwire.NewUnsigned(msg)
+	if err := tx.Sign(w.Owners[i]); err != nil {
+		panic(err)
+	}
+	return tx.Bytes()
 }
 
 // SignTransfers pre-signs n distinct TransferChecked transactions on all
@@ -121,17 +127,7 @@ func (w *World) SignTransfers(n int, blockhash solana.Hash) [][]byte {
 	Parallel(n, func(j int) {
 		i := j % len(w.Owners)
 		next := (i + 1) % len(w.Owners)
-		msg, err := txwire.Compile(pub(w.Owners[i]), []txwire.Instruction{
-			spl.TokenTransferChecked(spl.TokenProgramID, w.ATAs[i], w.Mint, w.ATAs[next], pub(w.Owners[i]), uint64(1+j/len(w.Owners)), 6),
-		}, blockhash)
-		if err != nil {
-			panic(err) // unreachable: the instruction has 5 accounts
-		}
-		tx := txwire.NewUnsigned(msg)
-		if err := tx.Sign(w.Owners[i]); err != nil {
-			panic(err)
-		}
-		out[j] = tx.Bytes()
+		out[j] = w.signTransfer(i, w.ATAs[next], uint64(1+j/len(w.Owners)), blockhash)
 	})
 	return out
 }
