@@ -50,6 +50,7 @@ type options struct {
 	finalityDepth int
 	noSync        bool
 	limitLedger   uint64
+	emptyBatch    time.Duration
 	memoryLimit   int64
 	memoryLimitOn bool // --memory-limit-mib was given
 	noDemo        bool
@@ -211,6 +212,7 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
 	fl.DurationVar(&o.erSlotTime, "ephemeral-slot-time", localnet.DefaultEphemeralSlot, "ephemeral rollup slot duration")
 	fl.IntVar(&o.finalityDepth, "finality-depth", ledger.DefaultFinalityDepth, "slots on top of a confirmed slot before it is finalized")
 	fl.BoolVar(&o.noSync, "no-sync", false, "do not fsync each slot (faster; a machine crash may lose recent slots)")
+	fl.DurationVar(&o.emptyBatch, "empty-slot-batch", ledger.DefaultEmptySlotBatch, "commit slots without transactions together, at most this long after the first (0: every slot on its own; confirmed trails by up to this while idle)")
 	fl.Uint64Var(&o.limitLedger, "limit-ledger-size", 0, "keep the history of only about this many newest transactions per chain node, pruning older slots (0: keep all; accounts are never pruned)")
 	fl.Int64Var(&o.memoryLimit, "memory-limit-mib", DefaultMemoryLimitMiB, "soft limit of the process's Go memory in MiB: the garbage collector works harder near it instead of letting the heap double (0: off; GOMEMLIMIT in the environment wins unless this is given)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
@@ -254,6 +256,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	}
 	if o.finalityDepth < 0 {
 		return cmdutil.UsageErrorf("--finality-depth must not be negative")
+	}
+	if o.emptyBatch < 0 {
+		return cmdutil.UsageErrorf("--empty-slot-batch must not be negative")
 	}
 	if o.shutdown <= 0 {
 		return cmdutil.UsageErrorf("--shutdown-timeout must be positive")
@@ -343,7 +348,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		DataDir: dataDir, Reset: o.reset,
 		APIAddr: o.apiAddr, RPCAddr: o.rpcAddr, EphemeralAddr: o.ephemeralAddr, RouterAddr: o.routerAddr, AddrFile: o.addrFile,
 		WSAddr: o.wsAddr, EphemeralWSAddr: o.erWSAddr,
-		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync, LimitLedgerSize: o.limitLedger,
+		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync, LimitLedgerSize: o.limitLedger, EmptySlotBatch: emptySlotBatch(o.emptyBatch),
 		Demo: server.DemoOptions{Disabled: o.noDemo}, NoCheatcodes: o.noCheatcodes, Fork: forkOpts, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
 		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },
 		Limits:           server.Limits{MaxConns: o.maxConns, ReadTimeout: o.readTimeout, IdleTimeout: o.idleTimeout},
@@ -525,4 +530,13 @@ func (o *options) forkOptions(local bool) (server.ForkOptions, error) {
 		f.Clone = append(f.Clone, ks...)
 	}
 	return f, nil
+}
+
+// emptySlotBatch maps --empty-slot-batch to ledger.Config.EmptySlotBatch,
+// where 0 means the default and a negative value every slot on its own.
+func emptySlotBatch(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -106,6 +106,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{args: []string{"--in-memory", "--slot-time", "0s"}},
 		{args: []string{"--in-memory", "--ephemeral-slot-time", "-1s"}},
 		{args: []string{"--in-memory", "--finality-depth", "-1"}},
+		{args: []string{"--in-memory", "--empty-slot-batch", "-1s"}},
 		{args: []string{"--in-memory", "--shutdown-timeout", "0s"}},
 		{args: []string{"--in-memory", "--route", "http://127.0.0.1:1"}},
 		{args: []string{"--in-memory", "--allow-origin", "localhost:3000"}},

@@ -90,6 +90,8 @@ type Config struct {
 	// LimitLedgerSize bounds the history of both ledgers
 	// (ledger.Config.LimitLedgerSize; 0 keeps all).
 	LimitLedgerSize uint64
+	// EmptySlotBatch is both ledgers' ledger.Config.EmptySlotBatch.
+	EmptySlotBatch time.Duration
 	// Now is the clock of both ledgers (block times, the Clock sysvar that
 	// queue delays are measured against). Default time.Now.
 	Now func() time.Time
@@ -204,7 +206,7 @@ func Open(cfg Config) (*Pair, error) {
 	baseGenesis := append([]ledger.GenesisAccount{{Key: me, Account: runtime.Account{Lamports: cfg.ValidatorLamports, Owner: solana.SystemProgramID}}},
 		cfg.BaseGenesis...)
 	base, err := ledger.Open(ledger.Config{
-		Name: "base", DataDir: dir("base"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, SlotDuration: cfg.BaseSlot, ManualSlots: cfg.ManualSlots,
+		Name: "base", DataDir: dir("base"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, EmptySlotBatch: cfg.EmptySlotBatch, SlotDuration: cfg.BaseSlot, ManualSlots: cfg.ManualSlots,
 		FinalityDepth: cfg.FinalityDepth, Programs: baseProgs, Genesis: baseGenesis, Now: cfg.Now, Logger: cfg.Logger,
 		ValidatorStake: BaseValidatorStake,
 	})
@@ -217,7 +219,7 @@ func Open(cfg Config) (*Pair, error) {
 	}
 	erGenesis = append(erGenesis, cfg.EphemeralGenesis...)
 	er, err := ledger.Open(ledger.Config{
-		Name: "ephemeral", DataDir: dir("ephemeral"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, SlotDuration: cfg.EphemeralSlot,
+		Name: "ephemeral", DataDir: dir("ephemeral"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, EmptySlotBatch: cfg.EmptySlotBatch, SlotDuration: cfg.EphemeralSlot,
 		ManualSlots: cfg.ManualSlots, FinalityDepth: -1, LamportsPerSignature: -1, AllowUnfundedFeePayers: true,
 		Programs: erProgs, Genesis: erGenesis, Identity: id, Now: cfg.Now, Logger: cfg.Logger,
 	})

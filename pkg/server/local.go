@@ -96,7 +96,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	}
 	p, err := localnet.Open(localnet.Config{
 		DataDir: dir, BaseSlot: o.SlotDuration, EphemeralSlot: o.EphemeralSlotDuration,
-		FinalityDepth: o.FinalityDepth, NoSync: o.NoSync, LimitLedgerSize: o.LimitLedgerSize, Logger: log,
+		FinalityDepth: o.FinalityDepth, NoSync: o.NoSync, LimitLedgerSize: o.LimitLedgerSize, EmptySlotBatch: o.EmptySlotBatch, Logger: log,
 		RPC: rpcserver.Options{MaxResponseBytes: o.MaxResponseBytes, FaucetOrigins: o.AllowOrigins},
 	})
 	if err != nil {

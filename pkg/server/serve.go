@@ -94,6 +94,9 @@ type Options struct {
 	// LimitLedgerSize bounds each chain node's history to about this many
 	// newest transactions (ledger.Config.LimitLedgerSize; 0 keeps all).
 	LimitLedgerSize uint64
+	// EmptySlotBatch is both ledgers' ledger.Config.EmptySlotBatch (0:
+	// the default; negative: every slot commits on its own).
+	EmptySlotBatch time.Duration
 
 	// Demo configures the demo mint and wallets made on first start.
 	Demo DemoOptions
