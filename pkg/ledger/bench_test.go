@@ -75,7 +75,7 @@ func measureTransfers(b *testing.B, l *ledger.Ledger, txs [][]byte, durable bool
 	runtime.GC()
 	b.ReportAllocs()
 	b.ResetTimer()
-	start, cpu0, disk0, w0 := time.Now(), loadgen.CPUTime(), loadgen.DiskWritten(), l.StorageWrites()
+	start, cpu0, disk0, w0 := time.Now(), loadgen.CPUTime(), loadgen.DiskWritten(0), l.StorageWrites()
 	// A few submitters keep verification of the next batch running while
 	// the slot loop executes the current one.
 	const batch, submitters = 1024, 3
@@ -99,7 +99,7 @@ func measureTransfers(b *testing.B, l *ledger.Ledger, txs [][]byte, durable bool
 	if _, err := l.AdvanceSlot(ctx); err != nil {
 		b.Fatal(err)
 	}
-	elapsed, cpu, disk, w1 := time.Since(start), loadgen.CPUTime()-cpu0, loadgen.DiskWritten()-disk0, l.StorageWrites()
+	elapsed, cpu, disk, w1 := time.Since(start), loadgen.CPUTime()-cpu0, loadgen.DiskWritten(0)-disk0, l.StorageWrites()
 	b.StopTimer()
 	failed.Range(func(k, v any) bool {
 		b.Fatalf("transaction %v failed: %v", k, v)

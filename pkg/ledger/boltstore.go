@@ -178,9 +178,8 @@ type boltStore struct {
 	first, prunedTxs uint64
 	// codec compresses transaction records.
 	codec *txCodec
-	// commits counts the slots committed since open (the persister's);
-	// committed is the same for other goroutines (StorageWrites).
-	commits   uint64
+	// committed counts the slots committed since open (the persister
+	// adds, StorageWrites reads).
 	committed atomic.Int64
 	// headsTxs counts the transactions committed after the slot of the
 	// heads file (the persister's): a restart after a crash replays the
@@ -405,11 +404,6 @@ type StorageWrites struct {
 	// Database is what bbolt wrote: the pages of the commits' changed
 	// nodes and a meta page per commit.
 	Database int64
-}
-
-// Total is the sum of the parts.
-func (w StorageWrites) Total() int64 {
-	return w.AccountRecords + w.AccountCleaning + w.KeyDirectory + w.Signatures + w.Heads + w.Database
 }
 
 // StorageWrites reports what the ledger's store wrote since it was opened.
@@ -735,8 +729,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	if err := s.saveTables(false); err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
-	s.committed.Add(1)
-	if s.commits++; s.commits%mappedPagesDropCommits == 0 {
+	if s.committed.Add(1)%mappedPagesDropCommits == 0 {
 		s.dropMappedPages()
 	}
 	return nil

@@ -203,10 +203,7 @@ func (t *sortedTable[K, V]) openRuns() error {
 			break
 		}
 		if f.bloom == nil {
-			f.bloom = newBloom(f.n)
-			for i := 0; i < f.n; i++ {
-				bloomAdd(f.bloom, bloomKeyHash(f.data[i*f.entry:i*f.entry+ks]))
-			}
+			f.bloom = runBloom(f.data, f.entry, ks)
 		}
 		dropMapped(f.mapped)
 		t.runs = append(t.runs, f)
@@ -407,11 +404,11 @@ func (t *sortedTable[K, V]) changes() int { return len(t.recent) + t.runEntries 
 // entries is the number of entries in the base.
 func (t *sortedTable[K, V]) entries() int { return t.n }
 
-// runDue reports whether the changes in memory should be written as a
-// run.
 // runCount is the number of runs on the base.
 func (t *sortedTable[K, V]) runCount() int { return len(t.runs) }
 
+// runDue reports whether the changes in memory should be written as a
+// run.
 func (t *sortedTable[K, V]) runDue() bool {
 	at := t.runAt
 	if at <= 0 {
@@ -464,11 +461,8 @@ func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error)
 	e := t.codec.entry() + 1
 	ks := t.codec.keySize
 	// The Bloom filter goes in the file, after the entries: a restart
-	// maps it instead of hashing every key of every run again.
-	bloom := newBloom(len(ents) / e)
-	for i := 0; i < len(ents); i += e {
-		bloomAdd(bloom, bloomKeyHash(ents[i:i+ks]))
-	}
+	// reads it instead of hashing every key of every run again.
+	bloom := runBloom(ents, e, ks)
 	runMeta := binary.LittleEndian.AppendUint32(nil, t.base.sum)
 	runMeta = append(runMeta, meta...)
 	path := t.runPath(len(t.runs) + 1)
@@ -693,7 +687,6 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) 
 		return nil, err
 	}
 	t.written.Add(nt.size)
-	nt.written = t.written
 	return nt, nil
 }
 
@@ -764,6 +757,16 @@ const (
 )
 
 func newBloom(n int) []uint64 { return make([]uint64, max((n*bloomBitsPerKey+63)/64, 1)) }
+
+// runBloom is the Bloom filter of a run's entries (e bytes each, keys of
+// ks bytes first).
+func runBloom(ents []byte, e, ks int) []uint64 {
+	b := newBloom(len(ents) / e)
+	for i := 0; i+e <= len(ents); i += e {
+		bloomAdd(b, bloomKeyHash(ents[i:i+ks]))
+	}
+	return b
+}
 
 // bloomKeyHash hashes an encoded key for the run filters: FNV-1a, then
 // splitmix64's finalizer so that both halves (the two probe hashes) mix

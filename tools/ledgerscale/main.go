@@ -493,22 +493,6 @@ func procStatus(pid int, field string) int64 {
 	return 0
 }
 
-// procWriteBytes is the bytes a process caused to be written to storage
-// (/proc/PID/io write_bytes).
-func procWriteBytes(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
 // resetPeakRSS makes VmHWM start over from the current RSS.
 func resetPeakRSS(pid int) error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
@@ -729,7 +713,7 @@ func (w *world) measure(srv *server, st *fillState, filled, batch int, o options
 	if err := resetPeakRSS(pid); err != nil {
 		return fmt.Errorf("reset peak RSS: %w", err)
 	}
-	wb0, cpu0 := procWriteBytes(pid), procCPU(pid)
+	wb0, cpu0 := loadgen.DiskWritten(pid), procCPU(pid)
 	clients := o.clients
 	if batch > 1 {
 		clients = o.batchCli
@@ -738,7 +722,7 @@ func (w *world) measure(srv *server, st *fillState, filled, batch int, o options
 	if err != nil {
 		return err
 	}
-	wb1, cpu1 := procWriteBytes(pid), procCPU(pid)
+	wb1, cpu1 := loadgen.DiskWritten(pid), procCPU(pid)
 	r.PeakRSS = procStatus(pid, "VmHWM")
 	if res.Failed > 0 {
 		return fmt.Errorf("%d of %d transfers failed: %s", res.Failed, len(txs), res.FirstError)

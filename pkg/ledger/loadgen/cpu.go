@@ -19,12 +19,16 @@ func CPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// DiskWritten is how many bytes the process has caused to be written to
-// storage (write_bytes of /proc/self/io), or -1 where the kernel does not
-// report it. Bytes still only in the page cache are not counted, so read
-// it after the writes were synced.
-func DiskWritten() int64 {
-	b, err := os.ReadFile("/proc/self/io")
+// DiskWritten is how many bytes process pid (0: this one) has caused to
+// be written to storage (write_bytes of /proc/PID/io), or -1 where the
+// kernel does not report it. Bytes still only in the page cache are not
+// counted, so read it after the writes were synced.
+func DiskWritten(pid int) int64 {
+	path := "/proc/self/io"
+	if pid != 0 {
+		path = "/proc/" + strconv.Itoa(pid) + "/io"
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return -1
 	}
