@@ -556,7 +556,7 @@ func (s *boltStore) load() (*loadedState, error) {
 		c := blocks.Cursor()
 		var all []*blockRecord
 		for k, v := c.Last(); k != nil && len(all) < recentBlocks; k, v = c.Prev() {
-			r, err := decodeBlock(slotValue(blocks, k, v))
+			r, err := decodeBlockKeys(slotValue(blocks, k, v))
 			if err != nil {
 				return fmt.Errorf("block %x: %w", k, err)
 			}

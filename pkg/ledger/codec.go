@@ -490,6 +490,17 @@ type blockRecord struct {
 	BlockInfo
 	TxCount uint64 // transactions in all blocks up to and including this one
 	Errs    []*runtime.TxError
+	// Keys are the signatures' status keys, set instead of Signatures
+	// by decodeBlockKeys, which leaves Errs nil when none failed.
+	Keys []statusKey
+}
+
+// err is the error of transaction i.
+func (r *blockRecord) err(i int) *runtime.TxError {
+	if r.Errs == nil {
+		return nil
+	}
+	return r.Errs[i]
 }
 
 func encodeBlock(r *blockRecord) []byte {
@@ -510,7 +521,14 @@ func encodeBlock(r *blockRecord) []byte {
 	return e.b
 }
 
-func decodeBlock(b []byte) (*blockRecord, error) {
+func decodeBlock(b []byte) (*blockRecord, error) { return decodeBlockRecord(b, false) }
+
+// decodeBlockKeys decodes a block record keeping only each signature's
+// status key (Keys, not Signatures): all an open needs of the recent
+// blocks, a quarter of the bytes to copy.
+func decodeBlockKeys(b []byte) (*blockRecord, error) { return decodeBlockRecord(b, true) }
+
+func decodeBlockRecord(b []byte, keysOnly bool) (*blockRecord, error) {
 	d := decoder{b: b}
 	if v := d.u8(); d.err == nil && v != blockFormat {
 		return nil, fmt.Errorf("%w: block format %d", errCorrupt, v)
@@ -522,11 +540,26 @@ func decodeBlock(b []byte) (*blockRecord, error) {
 	r.TxCount = d.uvarint()
 	n := d.count(65)
 	if d.err == nil && n > 0 {
-		r.Signatures = make([]solana.Signature, n)
-		r.Errs = make([]*runtime.TxError, n)
-		for i := 0; i < n; i++ {
-			r.Signatures[i] = d.sig()
-			r.Errs[i] = d.txErr()
+		if keysOnly {
+			// Most blocks have no failure: no slice of n pointers for
+			// the collector to scan.
+			r.Keys = make([]statusKey, n)
+			for i := 0; i < n; i++ {
+				copy(r.Keys[i][:], d.take(64, "signature"))
+				if err := d.txErr(); err != nil {
+					if r.Errs == nil {
+						r.Errs = make([]*runtime.TxError, n)
+					}
+					r.Errs[i] = err
+				}
+			}
+		} else {
+			r.Errs = make([]*runtime.TxError, n)
+			r.Signatures = make([]solana.Signature, n)
+			for i := 0; i < n; i++ {
+				r.Signatures[i] = d.sig()
+				r.Errs[i] = d.txErr()
+			}
 		}
 	}
 	if err := d.done(); err != nil {

@@ -135,7 +135,7 @@ func (l *Ledger) SignatureStatuses(sigs []solana.Signature) ([]*SignatureStatus,
 	var miss []int
 	l.mu.RLock()
 	for i, s := range sigs {
-		if e, ok := l.status[statusKeyOf(s)]; ok {
+		if e, ok := l.status.get(statusKeyOf(s)); ok {
 			out[i] = l.statusOf(e.slot, e)
 		} else {
 			miss = append(miss, i)

@@ -57,7 +57,7 @@ type Ledger struct {
 	working *slotState
 	recent  []*blockHeader // recent frozen blocks, ascending
 	hashes  map[solana.Hash]uint64
-	status  map[statusKey]statusEntry
+	status  statusCache
 	txCount uint64 // processed transactions, all time
 	owners  *keyIndex
 	mints   *keyIndex
@@ -176,7 +176,6 @@ func Open(cfg Config) (*Ledger, error) {
 		cfg:         cfg,
 		log:         cfg.Logger.With("ledger", cfg.Name),
 		hashes:      map[solana.Hash]uint64{},
-		status:      map[statusKey]statusEntry{},
 		owners:      newKeyIndex(),
 		mints:       newKeyIndex(),
 		delegates:   newKeyIndex(),
@@ -308,23 +307,12 @@ func (l *Ledger) init() error {
 	}
 	copy(l.genesisHash[:], g[:32])
 	l.genesisTime = int64(binary.LittleEndian.Uint64(g[32:]))
-	// A busy minute before the restart leaves hundreds of thousands of
-	// signatures in the recent blocks: size the map once.
-	n := 0
-	for _, r := range st.recent {
-		n += len(r.Signatures)
-	}
-	if len(l.status) == 0 {
-		l.status = make(map[statusKey]statusEntry, n)
-	}
 	for _, r := range st.recent {
 		h := headerOf(r)
 		l.recent = append(l.recent, h)
 		l.hashes[h.hash] = h.height
-		for i, s := range r.Signatures {
-			l.status[statusKeyOf(s)] = statusEntry{slot: r.Slot, err: r.Errs[i]}
-		}
 	}
+	l.status.fill(st.recent)
 	tip := l.recent[len(l.recent)-1]
 	l.txCount = tip.txCount
 	l.capital, l.capBase = st.capital, st.capital
@@ -347,16 +335,8 @@ func (l *Ledger) init() error {
 func headerOf(r *blockRecord) *blockHeader {
 	return &blockHeader{
 		slot: r.Slot, parent: r.ParentSlot, height: r.Height, hash: r.Blockhash, prevHash: r.PreviousBlockhash,
-		time: r.Time, txCount: r.TxCount, sigs: statusKeys(r.Signatures),
+		time: r.Time, txCount: r.TxCount, sigs: r.Keys,
 	}
-}
-
-func statusKeys(sigs []solana.Signature) []statusKey {
-	out := make([]statusKey, len(sigs))
-	for i, s := range sigs {
-		out[i] = statusKeyOf(s)
-	}
-	return out
 }
 
 func (l *Ledger) createGenesis() error {
@@ -584,9 +564,7 @@ func (l *Ledger) freeze() {
 			break
 		}
 		for _, s := range old.sigs {
-			if e, ok := l.status[s]; ok && e.slot == old.slot {
-				delete(l.status, s)
-			}
+			l.status.deleteAt(s, old.slot)
 		}
 		old.sigs = nil
 	}

@@ -1,0 +1,277 @@
+package ledger
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"unsafe"
+
+	"github.com/ferry-sh/ferry/pkg/ledger/runtime"
+)
+
+// statusCache maps the signatures of the recent blocks to the slot that
+// processed them (and the error of the few that failed): the duplicate
+// check of every transaction and the first answer of
+// getSignatureStatuses.
+//
+// It is an open-addressing table with linear probing rather than a Go
+// map because of restarts: after a busy minute it holds half a million
+// entries or more, all rebuilt at open, and a map's insert there costs
+// a directory, a table and a group visit (~230 ns each on a 2-core VM,
+// half of reopening such a ledger). Here an entry is 24 pointer-free
+// bytes, one probe sequence in one array, and the rebuild inserts in
+// table order (fill), so it walks the array once.
+//
+// The zero value is an empty cache. Callers synchronize (Ledger.mu).
+type statusCache struct {
+	seed    maphash.Seed
+	entries []statusCacheEntry // len is zero or a power of two
+	n       int
+	// errs are the errors of the cached signatures that failed; an
+	// entry with failed set has one.
+	errs map[statusKey]*runtime.TxError
+}
+
+// statusCacheEntry is one table cell; slot1 is the slot plus one, so
+// the zero cell is empty. Bit 63 of slot1 marks a failed transaction.
+type statusCacheEntry struct {
+	key   statusKey
+	slot1 uint64
+}
+
+const (
+	statusFailed = 1 << 63
+	// statusCacheMin is the smallest table (cells).
+	statusCacheMin = 1024
+)
+
+// statusCacheCells is the table size for n entries: at most 60 % full
+// after a rebuild, so probe runs stay short until the next growth at
+// 75 %, yet the table is no larger than it needs to be (at an open,
+// every byte of it is a fresh page the kernel must fault in and zero).
+func statusCacheCells(n int) int {
+	c := statusCacheMin
+	for 5*n > 3*c {
+		c *= 2
+	}
+	return c
+}
+
+func (c *statusCache) home(k statusKey) uint64 {
+	return maphash.Comparable(c.seed, k) & uint64(len(c.entries)-1)
+}
+
+// get returns k's entry.
+func (c *statusCache) get(k statusKey) (statusEntry, bool) {
+	if c.n == 0 {
+		return statusEntry{}, false
+	}
+	mask := uint64(len(c.entries) - 1)
+	for i := c.home(k); ; i = (i + 1) & mask {
+		e := &c.entries[i]
+		if e.slot1 == 0 {
+			return statusEntry{}, false
+		}
+		if e.key == k {
+			out := statusEntry{slot: e.slot1&^statusFailed - 1}
+			if e.slot1&statusFailed != 0 {
+				out.err = c.errs[k]
+			}
+			return out, true
+		}
+	}
+}
+
+// put sets k's entry.
+func (c *statusCache) put(k statusKey, e statusEntry) {
+	if len(c.entries) == 0 {
+		c.reserve(0)
+	} else if 4*(c.n+1) > 3*len(c.entries) {
+		c.resize(2 * len(c.entries))
+	}
+	c.place(k, e, c.home(k))
+}
+
+// place sets k's entry, probing from its home cell.
+func (c *statusCache) place(k statusKey, e statusEntry, home uint64) {
+	v := e.slot + 1
+	if e.err != nil {
+		v |= statusFailed
+		if c.errs == nil {
+			c.errs = map[statusKey]*runtime.TxError{}
+		}
+		c.errs[k] = e.err
+	}
+	mask := uint64(len(c.entries) - 1)
+	for i := home; ; i = (i + 1) & mask {
+		x := &c.entries[i]
+		if x.slot1 == 0 {
+			*x = statusCacheEntry{key: k, slot1: v}
+			c.n++
+			return
+		}
+		if x.key == k {
+			if x.slot1&statusFailed != 0 && e.err == nil {
+				delete(c.errs, k)
+			}
+			x.slot1 = v
+			return
+		}
+	}
+}
+
+// deleteAt removes k if slot processed it (a later slot may have
+// processed the same signature again once the first one's blockhash
+// expired).
+func (c *statusCache) deleteAt(k statusKey, slot uint64) {
+	if c.n == 0 {
+		return
+	}
+	mask := uint64(len(c.entries) - 1)
+	i := c.home(k)
+	for ; ; i = (i + 1) & mask {
+		x := &c.entries[i]
+		if x.slot1 == 0 {
+			return
+		}
+		if x.key == k {
+			if x.slot1&^statusFailed-1 != slot {
+				return
+			}
+			if x.slot1&statusFailed != 0 {
+				delete(c.errs, k)
+			}
+			break
+		}
+	}
+	// Backward-shift deletion: move later cells of the run into the
+	// hole when their home allows, so lookups never meet a gap inside
+	// a run and no tombstones accumulate.
+	hole := i
+	for j := (i + 1) & mask; ; j = (j + 1) & mask {
+		x := c.entries[j]
+		if x.slot1 == 0 {
+			break
+		}
+		h := c.home(x.key)
+		// x may move to hole if hole lies cyclically in [h, j).
+		if (j-h)&mask >= (j-hole)&mask {
+			c.entries[hole] = x
+			hole = j
+		}
+	}
+	c.entries[hole] = statusCacheEntry{}
+	c.n--
+	if len(c.entries) > statusCacheMin && 8*c.n < len(c.entries) {
+		c.resize(len(c.entries) / 2)
+	}
+}
+
+// len is the number of cached signatures.
+func (c *statusCache) len() int { return c.n }
+
+// resize rehashes into cells cells.
+func (c *statusCache) resize(cells int) {
+	old := c.entries
+	c.entries = make([]statusCacheEntry, cells)
+	mask := uint64(cells - 1)
+	for _, x := range old {
+		if x.slot1 == 0 {
+			continue
+		}
+		for i := c.home(x.key); ; i = (i + 1) & mask {
+			if c.entries[i].slot1 == 0 {
+				c.entries[i] = x
+				break
+			}
+		}
+	}
+}
+
+// fill puts the signatures of blocks (oldest first; Keys and Errs set)
+// into an empty cache: what an open rebuilds from the recent blocks. Of
+// a signature in two blocks the later wins, as with put.
+//
+// Put in block order, half a million keys would each touch a random
+// cell of a table far larger than the CPU's caches (~270 ns apiece
+// here). fill first scatters the entries into buckets by home cell,
+// each bucket's cells spanning fillSpan bytes of the table, then places
+// them bucket by bucket, so the cells being probed stay in cache. Both
+// the reads and the writes of the scatter are sequential streams.
+func (c *statusCache) fill(blocks []*blockRecord) {
+	n := 0
+	for _, r := range blocks {
+		n += len(r.Keys)
+	}
+	c.reserve(n)
+	if n == 0 {
+		return
+	}
+	const fillSpan = 64 << 10
+	shift := bits.Len(uint(fillSpan/unsafe.Sizeof(statusCacheEntry{}))) - 1 // cells per bucket: 1 << shift
+	buckets := max(len(c.entries)>>shift, 1)
+	homes := make([]uint32, 0, n)
+	next := make([]int, buckets+1)
+	for _, r := range blocks {
+		for i, k := range r.Keys {
+			h := uint32(c.home(k))
+			homes = append(homes, h)
+			next[int(h>>shift)+1]++
+			// Errors in block order, so a later success of the same
+			// signature drops an earlier failure's.
+			if err := r.err(i); err != nil {
+				if c.errs == nil {
+					c.errs = map[statusKey]*runtime.TxError{}
+				}
+				c.errs[k] = err
+			} else if len(c.errs) > 0 {
+				delete(c.errs, k)
+			}
+		}
+	}
+	for b := 1; b <= buckets; b++ {
+		next[b] += next[b-1]
+	}
+	// A stable scatter: within a bucket, block order is kept.
+	sorted := make([]statusCacheEntry, n)
+	sortedHomes := make([]uint32, n)
+	i := 0
+	for _, r := range blocks {
+		for j, k := range r.Keys {
+			h := homes[i]
+			at := next[h>>shift]
+			v := r.Slot + 1
+			if r.err(j) != nil {
+				v |= statusFailed
+			}
+			sorted[at], sortedHomes[at] = statusCacheEntry{key: k, slot1: v}, h
+			next[h>>shift]++
+			i++
+		}
+	}
+	mask := uint64(len(c.entries) - 1)
+	for i, e := range sorted {
+		for j := uint64(sortedHomes[i]); ; j = (j + 1) & mask {
+			x := &c.entries[j]
+			if x.slot1 == 0 {
+				*x = e
+				c.n++
+				break
+			}
+			if x.key == e.key {
+				x.slot1 = e.slot1
+				break
+			}
+		}
+	}
+}
+
+// reserve sizes the table for n entries, so that inserting them does
+// not rehash.
+func (c *statusCache) reserve(n int) {
+	if len(c.entries) == 0 {
+		c.seed = maphash.MakeSeed()
+		c.entries = make([]statusCacheEntry, statusCacheCells(n))
+	} else if cells := statusCacheCells(n); cells > len(c.entries) {
+		c.resize(cells)
+	}
+}
