@@ -205,27 +205,39 @@ func Open(cfg Config) (*Pair, error) {
 	}
 	baseGenesis := append([]ledger.GenesisAccount{{Key: me, Account: runtime.Account{Lamports: cfg.ValidatorLamports, Owner: solana.SystemProgramID}}},
 		cfg.BaseGenesis...)
-	base, err := ledger.Open(ledger.Config{
+	baseCfg := ledger.Config{
 		Name: "base", DataDir: dir("base"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, EmptySlotBatch: cfg.EmptySlotBatch, SlotDuration: cfg.BaseSlot, ManualSlots: cfg.ManualSlots,
 		FinalityDepth: cfg.FinalityDepth, Programs: baseProgs, Genesis: baseGenesis, Now: cfg.Now, Logger: cfg.Logger,
 		ValidatorStake: BaseValidatorStake,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open localnet: %w", err)
 	}
 	var erGenesis []ledger.GenesisAccount
 	for k, a := range magic.GenesisAccounts() {
 		erGenesis = append(erGenesis, ledger.GenesisAccount{Key: k, Account: *a})
 	}
 	erGenesis = append(erGenesis, cfg.EphemeralGenesis...)
-	er, err := ledger.Open(ledger.Config{
+	erCfg := ledger.Config{
 		Name: "ephemeral", DataDir: dir("ephemeral"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, EmptySlotBatch: cfg.EmptySlotBatch, SlotDuration: cfg.EphemeralSlot,
 		ManualSlots: cfg.ManualSlots, FinalityDepth: -1, LamportsPerSignature: -1, AllowUnfundedFeePayers: true,
 		Programs: erProgs, Genesis: erGenesis, Identity: id, Now: cfg.Now, Logger: cfg.Logger,
-	})
-	if err != nil {
-		base.Close()
-		return nil, fmt.Errorf("open localnet: %w", err)
+	}
+	// The two ledgers share nothing: opening them side by side takes a
+	// restart the time of the larger one, not of both.
+	var er *ledger.Ledger
+	erErr := make(chan error, 1)
+	go func() {
+		var err error
+		er, err = ledger.Open(erCfg)
+		erErr <- err
+	}()
+	base, baseErr := ledger.Open(baseCfg)
+	if err := <-erErr; err != nil || baseErr != nil {
+		if base != nil {
+			base.Close()
+		}
+		if er != nil {
+			er.Close()
+		}
+		return nil, fmt.Errorf("open localnet: %w", errors.Join(baseErr, err))
 	}
 	p := &Pair{Base: base, Ephemeral: er, cfg: cfg, identity: id, done: make(chan struct{})}
 	p.private = &privateReads{p: p, cache: espl.NewCache(PrivateCacheSize)}
