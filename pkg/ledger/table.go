@@ -323,6 +323,10 @@ func (f *tableFile) close() error {
 // (heads at a million accounts: ~1 MB).
 const tableBlockBytes = 2048
 
+// mergeDropBytes is how much of a mapped file a merge reads between
+// releases of the pages it has read (sortedTable.merged).
+const mergeDropBytes = 8 << 20
+
 // find looks key up in the file and calls fn with its entry (valid only
 // during the call).
 func (f *tableFile) find(key []byte, bufs *sync.Pool, fn func(entry []byte)) bool {
@@ -523,7 +527,10 @@ func writeTableFile(w io.Writer, magic string, meta []byte, n int, put func(*buf
 // merged calls fn, in key order, with every live key of the table as
 // encoded bytes and its encoded value: the newest of the changes in
 // memory, the runs (newest first) and the base wins. Deleted keys are
-// left out. The mapped pages it reads are dropped afterwards.
+// left out. The mapped pages it reads are dropped as it goes, every
+// mergeDropBytes of a file, and the rest at the end: a rewrite reads the
+// whole base, which at a million accounts is ~100 MB that would
+// otherwise all count in the process's resident set at once.
 func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
 	ks := t.codec.keySize
 	// Sources by priority: the changes in memory, then the runs newest
@@ -533,14 +540,28 @@ func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
 		e     int
 		flags bool
 		i, n  int
+		// file is the mapped file data is in (nil: memory), whose
+		// pages before dropped have been released.
+		file    *tableFile
+		dropped int
 	}
 	rec := t.sortedRecent()
 	cs := []*cursor{{data: rec, e: t.codec.entry() + 1, flags: true, n: len(rec) / (t.codec.entry() + 1)}}
 	for i := len(t.runs) - 1; i >= 0; i-- {
 		r := t.runs[i]
-		cs = append(cs, &cursor{data: r.data, e: r.entry, flags: true, n: r.n})
+		cs = append(cs, &cursor{data: r.data, e: r.entry, flags: true, n: r.n, file: r})
 	}
-	cs = append(cs, &cursor{data: t.base.data, e: t.base.entry, n: t.base.n})
+	cs = append(cs, &cursor{data: t.base.data, e: t.base.entry, n: t.base.n, file: t.base})
+	page := os.Getpagesize()
+	release := func(c *cursor) {
+		if c.file == nil {
+			return
+		}
+		if at := (int(c.file.dataOff) + c.i*c.e) / page * page; at-c.dropped >= mergeDropBytes {
+			dropMapped(c.file.mapped[c.dropped:at])
+			c.dropped = at
+		}
+	}
 	key := func(c *cursor) []byte { return c.data[c.i*c.e : c.i*c.e+ks] }
 	// h is a binary heap of the cursors with entries left, ordered by
 	// their current key, then by priority.
@@ -578,6 +599,7 @@ func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
 	// advance moves the cursor at the top of the heap on.
 	advance := func() {
 		c := cs[h[0]]
+		release(c)
 		if c.i++; c.i == c.n {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
