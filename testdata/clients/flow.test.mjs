@@ -53,22 +53,28 @@ async function signAndSend(built, signer) {
 }
 
 // untilAmount resolves once the token account at address on conn holds
-// want (checked now, then on every accountNotification).
+// want: checked now, on every accountNotification, and every second. The
+// polling closes a race a real client has too: a change that lands
+// after the first read but before the subscription is active sends no
+// notification. (The websocket is still exercised: signAndSend confirms
+// through it.) The listener is removed however the wait ends, so a
+// failure does not leave web3.js reconnecting forever.
 function untilAmount(conn, address, want, what) {
-  return withTimeout(new Promise((resolve, reject) => {
-    let done = false;
+  let id;
+  let timer;
+  const reached = new Promise((resolve, reject) => {
     const check = (data) => {
-      if (done || !data) return;
-      const amount = AccountLayout.decode(data).amount;
-      if (amount === want) {
-        done = true;
-        conn.removeAccountChangeListener(id).catch(() => {});
-        resolve(amount);
-      }
+      if (data && AccountLayout.decode(data).amount === want) resolve(want);
     };
-    const id = conn.onAccountChange(address, (info) => check(info.data), { commitment: 'confirmed' });
-    conn.getAccountInfo(address).then((info) => check(info?.data), reject);
-  }), 60000, what);
+    id = conn.onAccountChange(address, (info) => check(info.data), { commitment: 'confirmed' });
+    const read = () => conn.getAccountInfo(address).then((info) => check(info?.data), reject);
+    read();
+    timer = setInterval(read, 1000);
+  });
+  return withTimeout(reached, 60000, what).finally(() => {
+    clearInterval(timer);
+    conn.removeAccountChangeListener(id).catch(() => {});
+  });
 }
 
 async function amountOf(conn, address) {
