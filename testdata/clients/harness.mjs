@@ -157,6 +157,24 @@ export async function login(api, secretKey) {
 }
 
 /**
+ * untilSubscribed waits until every subscription of a web3.js 1.x
+ * Connection is active on the server (or already done), so that a transaction sent next
+ * cannot land before a subscription meant to see it. web3.js has no
+ * public signal for it; its per-subscription state is the one it keeps.
+ */
+export async function untilSubscribed(conn, ms = 10000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const subs = Object.values(conn._subscriptionsByHash ?? {});
+    // Past subscribing: a subscription that already got what it waited
+    // for may be unsubscribing by now.
+    if (subs.length > 0 && subs.every((s) => s.state !== 'pending' && s.state !== 'subscribing')) return;
+    if (Date.now() > deadline) throw new Error(`subscriptions not active after ${ms} ms: ${subs.map((s) => s.state).join(', ')}`);
+    await sleep(20);
+  }
+}
+
+/**
  * closeWebsocket lets a web3.js 1.x Connection close its websocket before
  * the server goes away. web3.js has no public close: it closes the socket
  * itself 500 ms after its last subscription ends, and its websocket client

@@ -15,7 +15,7 @@ import {
   getAccount, getAssociatedTokenAddressSync, getOrCreateAssociatedTokenAccount, mintTo, syncNative, transfer,
 } from '@solana/spl-token';
 
-import { base58, closeWebsocket, startFerry, withTimeout } from './harness.mjs';
+import { base58, closeWebsocket, startFerry, untilSubscribed, withTimeout } from './harness.mjs';
 
 const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 
@@ -171,8 +171,6 @@ test('subscriptions: account, program, logs, signature, slot and root', async ()
       resolve(root);
     });
   });
-  // Let the subscriptions register before the transaction lands.
-  await new Promise((r) => setTimeout(r, 300));
 
   const tx = new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: watched, lamports: 7_000_000 }));
   tx.feePayer = payer.publicKey;
@@ -189,6 +187,8 @@ test('subscriptions: account, program, logs, signature, slot and root', async ()
   const gotSignature = new Promise((resolve) => {
     base.onSignature(base58(tx.signature), (result, ctx) => resolve({ result, ctx }), 'confirmed');
   });
+  // Every subscription is active before the transaction can land.
+  await untilSubscribed(base);
   const sig = await base.sendRawTransaction(tx.serialize());
 
   const acc = await withTimeout(gotAccount, 20000, 'accountNotification');
@@ -228,7 +228,7 @@ test('the ephemeral node: sendAndConfirmTransaction and a subscription through t
       }
     }, 'confirmed');
   });
-  await new Promise((r) => setTimeout(r, 200));
+  await untilSubscribed(er);
   const sig = await withTimeout(sendAndConfirmTransaction(er, tx, [signer]), 20000, 'sendAndConfirmTransaction on the rollup');
   const logs = await withTimeout(gotLogs, 20000, 'logsNotification on the rollup');
   assert.equal(logs.signature, sig);
