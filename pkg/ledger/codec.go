@@ -545,7 +545,7 @@ func decodeBlockRecord(b []byte, keysOnly bool) (*blockRecord, error) {
 			// the collector to scan.
 			r.Keys = make([]statusKey, n)
 			for i := 0; i < n; i++ {
-				copy(r.Keys[i][:], d.take(64, "signature"))
+				r.Keys[i] = statusKeyOf(d.sig())
 				if err := d.txErr(); err != nil {
 					if r.Errs == nil {
 						r.Errs = make([]*runtime.TxError, n)

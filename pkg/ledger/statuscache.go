@@ -89,11 +89,6 @@ func (c *statusCache) put(k statusKey, e statusEntry) {
 	} else if 4*(c.n+1) > 3*len(c.entries) {
 		c.resize(2 * len(c.entries))
 	}
-	c.place(k, e, c.home(k))
-}
-
-// place sets k's entry, probing from its home cell.
-func (c *statusCache) place(k statusKey, e statusEntry, home uint64) {
 	v := e.slot + 1
 	if e.err != nil {
 		v |= statusFailed
@@ -102,20 +97,26 @@ func (c *statusCache) place(k statusKey, e statusEntry, home uint64) {
 		}
 		c.errs[k] = e.err
 	}
+	if old := c.store(statusCacheEntry{key: k, slot1: v}, c.home(k)); old&statusFailed != 0 && e.err == nil {
+		delete(c.errs, k)
+	}
+}
+
+// store sets the cell of e's key to e, probing from home (the key's home
+// cell), and returns the value it replaced (0: the key was not there).
+// The caller keeps errs.
+func (c *statusCache) store(e statusCacheEntry, home uint64) (old uint64) {
 	mask := uint64(len(c.entries) - 1)
 	for i := home; ; i = (i + 1) & mask {
 		x := &c.entries[i]
 		if x.slot1 == 0 {
-			*x = statusCacheEntry{key: k, slot1: v}
+			*x = e
 			c.n++
-			return
+			return 0
 		}
-		if x.key == k {
-			if x.slot1&statusFailed != 0 && e.err == nil {
-				delete(c.errs, k)
-			}
-			x.slot1 = v
-			return
+		if x.key == e.key {
+			old, x.slot1 = x.slot1, e.slot1
+			return old
 		}
 	}
 }
@@ -177,17 +178,10 @@ func (c *statusCache) len() int { return c.n }
 // 121 ms this way and 213-293 ms through rebuild.
 func (c *statusCache) resize(cells int) {
 	old := c.entries
-	c.entries = make([]statusCacheEntry, cells)
-	mask := uint64(cells - 1)
+	c.entries, c.n = make([]statusCacheEntry, cells), 0
 	for _, x := range old {
-		if x.slot1 == 0 {
-			continue
-		}
-		for i := c.home(x.key); ; i = (i + 1) & mask {
-			if c.entries[i].slot1 == 0 {
-				c.entries[i] = x
-				break
-			}
+		if x.slot1 != 0 {
+			c.store(x, c.home(x.key))
 		}
 	}
 }
@@ -236,8 +230,7 @@ const fillSpan = 64 << 10
 
 // rebuild makes the table cells cells holding the n entries all yields
 // (iterated twice, the same entries in the same order both times; of
-// equal keys the last wins). fill uses it; its only caller, but the
-// bucketing is a step of its own.
+// equal keys the last wins), for fill.
 //
 // Inserted in arrival order, half a million keys would each touch a
 // random cell of a table far larger than the CPU's caches (~270 ns
@@ -272,19 +265,7 @@ func (c *statusCache) rebuild(cells, n int, all func(yield func(statusCacheEntry
 		next[h>>shift]++
 		i++
 	}
-	mask := uint64(cells - 1)
 	for i, e := range sorted {
-		for j := uint64(sortedHomes[i]); ; j = (j + 1) & mask {
-			x := &c.entries[j]
-			if x.slot1 == 0 {
-				*x = e
-				c.n++
-				break
-			}
-			if x.key == e.key {
-				x.slot1 = e.slot1
-				break
-			}
-		}
+		c.store(e, uint64(sortedHomes[i]))
 	}
 }

@@ -158,8 +158,8 @@ export async function login(api, secretKey) {
 
 /**
  * untilSubscribed waits until every subscription of a web3.js 1.x
- * Connection is active on the server (or already done), so that a transaction sent next
- * cannot land before a subscription meant to see it. web3.js has no
+ * Connection is active on the server (or already done), so that a
+ * transaction sent next cannot land before a subscription meant to see it. web3.js has no
  * public signal for it; its per-subscription state is the one it keeps.
  */
 export async function untilSubscribed(conn, ms = 10000) {
