@@ -32,7 +32,8 @@ import (
 //	NNNNNNNN.seg  records: length u32 | crc32c u32 | address |
 //	              appendAccountRecord (length 0: the account was deleted;
 //	              logs written before ferry-ledger-5 hold encodeAccount's
-//	              encoding, which reads the same)
+//	              encoding, and before ferry-ledger-6 the record's second
+//	              format, both of which read the same)
 //	keydir        snapshot of the key directory: every live address and
 //	              where its record is, sorted by address, with the log
 //	              position it covers

@@ -62,12 +62,53 @@ func TestAccountRecord(t *testing.T) {
 			}
 		})
 	}
-	// Records of the old encoding still read.
-	a := &Account{Lamports: 5, Owner: owner, RentEpoch: 3, Data: token}
-	got, err := decodeAccount(encodeAccount(a))
-	if err != nil || !bytes.Equal(got.Data, token) || got.RentEpoch != 3 {
-		t.Fatalf("encodeAccount's encoding: %+v, %v", got, err)
+	// Records of the old encodings still read: encodeAccount's, and the
+	// second format's (owner whole, before the flags).
+	for _, a := range []*Account{
+		{Lamports: 5, Owner: owner, RentEpoch: 3, Data: token},
+		{Lamports: 2_039_280, Owner: spl.TokenProgramID, RentEpoch: ^uint64(0), Data: token},
+		{Lamports: 1, Owner: solana.SystemProgramID, Executable: true},
+	} {
+		for name, enc := range map[string][]byte{"encodeAccount": encodeAccount(a), "format 2": appendAccountRecordV2(nil, a)} {
+			got, err := decodeAccount(enc)
+			if err != nil || got.Lamports != a.Lamports || got.Owner != a.Owner || got.Executable != a.Executable ||
+				got.RentEpoch != a.RentEpoch || !bytes.Equal(got.Data, a.Data) {
+				t.Fatalf("%s: %+v, %v", name, got, err)
+			}
+		}
 	}
+	// Known owners take one byte; an index past the list is refused.
+	for i, o := range knownOwners {
+		a := &Account{Lamports: 1, Owner: o}
+		enc := appendAccountRecord(nil, a)
+		if other := appendAccountRecord(nil, &Account{Lamports: 1, Owner: owner}); len(other)-len(enc) != 31 {
+			t.Fatalf("known owner %d: %d bytes, %d with another owner", i, len(enc), len(other))
+		}
+		if got, err := decodeAccount(enc); err != nil || got.Owner != o {
+			t.Fatalf("known owner %d: %+v, %v", i, got, err)
+		}
+		enc[3] = byte(len(knownOwners))
+		if _, err := decodeAccount(enc); err == nil {
+			t.Fatalf("owner index %d accepted", enc[3])
+		}
+	}
+}
+
+// appendAccountRecordV2 is the record format before ferry-ledger-6
+// (accountRecordFormatV2), which logs written then hold.
+func appendAccountRecordV2(b []byte, a *Account) []byte {
+	rec := appendAccountRecord(nil, &Account{Lamports: a.Lamports, Owner: solana.PublicKeyFromBytes(bytes.Repeat([]byte{0xee}, 32)), Executable: a.Executable, RentEpoch: a.RentEpoch, Data: a.Data})
+	d := decoder{b: rec}
+	d.u8()
+	d.uvarint()
+	flags := d.u8()
+	d.key()
+	e := encoder{b: b}
+	e.u8(accountRecordFormatV2)
+	e.uvarint(a.Lamports)
+	e.key(a.Owner)
+	e.u8(flags)
+	return append(e.b, rec[d.off:]...)
 }
 
 // FuzzAccountRecord: any account round-trips; any bytes decode or fail
@@ -83,13 +124,17 @@ func FuzzAccountRecord(f *testing.F) {
 		if err != nil || got.Lamports != a.Lamports || got.RentEpoch != a.RentEpoch || got.Executable != exec || !bytes.Equal(got.Data, data) {
 			t.Fatalf("round trip of %d data bytes: %+v, %v", len(data), got, err)
 		}
-		raw := append([]byte{accountRecordFormat}, data...)
-		if got, err := decodeAccountRecord(raw); err == nil {
+		for _, format := range []byte{accountRecordFormat, accountRecordFormatV2} {
+			raw := append([]byte{format}, data...)
+			got, err := decodeAccountRecord(raw)
+			if err != nil {
+				continue
+			}
 			if re := appendAccountRecord(nil, got); !bytes.Equal(re, raw) {
 				// Several encodings of one account may exist (a literal
 				// holding zeros); the decoded value must survive its own.
 				again, err := decodeAccountRecord(re)
-				if err != nil || !bytes.Equal(again.Data, got.Data) || again.Lamports != got.Lamports {
+				if err != nil || !bytes.Equal(again.Data, got.Data) || again.Lamports != got.Lamports || again.Owner != got.Owner {
 					t.Fatalf("re-encoding a decoded record: %+v, %v", again, err)
 				}
 			}

@@ -38,10 +38,14 @@ import (
 // so that later commits do not write it again (putSlotValue).
 //
 // A posting says which transactions of a slot reference an address, and
-// the previous slot with a posting for it (0: none), so an address's
-// history is a chain from its newest posting (the heads table, below)
-// down. An addrslot value holds all postings of its slot, written once
-// by the slot's commit:
+// the previous slot with a posting for an address with the same first 8
+// bytes (0: none), so an address's history is on a chain from its
+// prefix's newest posting (the heads table, below) down; nearly always
+// no other address of history has the prefix, and where one has, the
+// walk skips its postings (headsupgrade.go has the chains of directories
+// written before ferry-ledger-6, one per whole address). An addrslot
+// value holds all postings of its slot, written once by the slot's
+// commit:
 //
 //	key width (1 byte: 8, or 32 when two addresses of the slot share
 //	their first 8 bytes) | count (uvarint) |
@@ -53,13 +57,12 @@ import (
 // A posting of one transaction costs 12 fixed bytes and ~6 variable
 // ones; one bbolt element per address and slot (the addrpost layout)
 // cost ~65. A lookup
-// binary-searches the prefix. Following an address's chain only visits
-// slots where it has a posting, and there its prefix is unique in the
-// slot (the commit checked, else the slot stores whole keys), so the
-// match is its posting; a lookup at any other slot (getSignaturesForAddress
-// before= a transaction not referencing the address) checks the match
-// against a transaction it lists. The addresses themselves are in the
-// slot's transactions, which is where a restart replays the heads from.
+// binary-searches the prefix. A slot's prefixes are unique in it (the
+// commit checked, else the slot stores whole keys), so a match by prefix
+// is the posting of the one address of the slot with it; whether that is
+// the address looked up, a transaction the posting lists tells
+// (postingReader.onChain). The addresses themselves are in the slot's
+// transactions, which is where a restart replays the heads from.
 //
 // Every key that grows with history starts with the slot, so a slot's
 // commit appends at the right edge of those trees and dirties few pages
@@ -71,9 +74,10 @@ import (
 // restart rebuilds by replaying the committed slots after the slot they
 // cover:
 //
-//   - heads: address -> newest slot with a posting for it; a
-//     getSignaturesForAddress walk starts there and follows each
-//     posting's previous slot (replayed from addrpost);
+//   - heads: an address's first 8 bytes -> newest slot with a posting
+//     for an address starting with them; a getSignaturesForAddress walk
+//     starts there and follows each posting's previous slot (replayed
+//     from the postings' transactions, or addrpost keys);
 //   - sigs: first 8 bytes of a signature -> slot << 32 | index (replayed
 //     from the block records, which list every signature).
 var (
@@ -94,12 +98,14 @@ var (
 )
 
 // upgradeFormats are the previous layouts, which open upgrades in place
-// by renaming the format: ferry-ledger-3's postings stay in addrpost and
-// are read from there, and the values of both are read inline or nested
+// (upgradeHeads): the heads table is converted to address prefixes and
+// the format renamed; ferry-ledger-3's postings stay in addrpost and are
+// read from there, and the values of all are read inline or nested
 // (putSlotValue). The new name makes an older ferry refuse the directory
-// instead of missing the postings of addrslot (before ferry-ledger-4) or
-// the nested values (before ferry-ledger-5).
-var upgradeFormats = []string{"ferry-ledger-3", "ferry-ledger-4"}
+// instead of missing the postings of addrslot (before ferry-ledger-4),
+// the nested values (before ferry-ledger-5) or postings chained by
+// prefix (before ferry-ledger-6).
+var upgradeFormats = []string{"ferry-ledger-3", "ferry-ledger-4", "ferry-ledger-5"}
 
 const (
 	dbFileName = "ledger.db"
@@ -118,7 +124,7 @@ const (
 	// storeFormat identifies this layout; a data directory written with
 	// another one is refused rather than misread, except the
 	// upgradeFormats.
-	storeFormat = "ferry-ledger-5"
+	storeFormat = "ferry-ledger-6"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
@@ -146,14 +152,23 @@ var sigCodec = &tableCodec[uint64, uint64]{
 	getVal: func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) },
 }
 
-// headCodec lays out the address heads: address -> slot.
-var headCodec = &tableCodec[solana.PublicKey, uint64]{
-	magic: "ferry-heads-1\n\x00\x00", keySize: 32, valSize: 8,
-	putKey: func(b []byte, k solana.PublicKey) { copy(b, k[:]) },
-	getKey: func(b []byte) solana.PublicKey { return solana.PublicKeyFromBytes(b) },
+// headCodec lays out the address heads: the address's first 8 bytes
+// (headKey) -> the newest slot with a posting for an address starting
+// with them. Whole addresses (headCodecV1, before ferry-ledger-6) took
+// 40 bytes an entry instead of 16: at a million accounts nearly every
+// transfer's recipient is an address its slot is the first to touch in a
+// while, so the entry's width was most of what the table wrote per
+// transfer.
+var headCodec = &tableCodec[uint64, uint64]{
+	magic: "ferry-heads-2\n\x00\x00", keySize: 8, valSize: 8,
+	putKey: func(b []byte, k uint64) { binary.BigEndian.PutUint64(b, k) },
+	getKey: func(b []byte) uint64 { return binary.BigEndian.Uint64(b) },
 	putVal: func(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) },
 	getVal: func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) },
 }
+
+// headKey is the heads table's key of an address: its first 8 bytes.
+func headKey(a solana.PublicKey) uint64 { return binary.BigEndian.Uint64(a[:8]) }
 
 type boltStore struct {
 	db     *bolt.DB
@@ -169,7 +184,13 @@ type boltStore struct {
 	// return the wrong one (at a probability of about n²/2⁶⁵).
 	mu    sync.RWMutex
 	sigs  *sortedTable[uint64, uint64]
-	heads *sortedTable[solana.PublicKey, uint64]
+	heads *sortedTable[uint64, uint64]
+	// prefixChainsFrom and legacyHeads serve addresses whose first 8
+	// bytes another address of history shared before ferry-ledger-6
+	// (headsupgrade.go); both are zero in any other directory.
+	prefixChainsFrom uint64
+	legacyHeads      map[solana.PublicKey]uint64
+	legacyPrefixes   map[uint64]bool
 	// tip is the newest committed slot.
 	tip uint64
 	// first is the oldest slot whose history is kept and prunedTxs the
@@ -213,6 +234,7 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	var upgradeFrom string
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -224,9 +246,8 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		case f != nil && string(f) == "ferry-ledger-2":
 			return fmt.Errorf("the data was written by an older ferry (format %q, accounts in the database); move it away to start afresh", f)
 		case f != nil && slices.Contains(upgradeFormats, string(f)):
-			if err := meta.Put([]byte(metaFormat), []byte(storeFormat)); err != nil {
-				return err
-			}
+			// Renamed by upgradeHeads, once the heads table is converted.
+			upgradeFrom = string(f)
 		case f != nil && string(f) != storeFormat:
 			return fmt.Errorf("unknown data format %q; move it away to start afresh", f)
 		case f == nil:
@@ -272,8 +293,16 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		db.Close()
 		return nil, err
 	}
-	if s.sigs, err = openDerivedTable(dir, "sigs", sigCodec); err == nil {
-		s.heads, err = openDerivedTable(dir, "heads", headCodec)
+	if upgradeFrom != "" {
+		err = s.upgradeHeads(dir, upgradeFrom)
+	}
+	if err == nil {
+		err = s.loadLegacyHeads()
+	}
+	if err == nil {
+		if s.sigs, err = openDerivedTable(dir, "sigs", sigCodec); err == nil {
+			s.heads, err = openDerivedTable(dir, "heads", headCodec)
+		}
 	}
 	if err != nil {
 		s.close()
@@ -347,7 +376,7 @@ func (s *boltStore) saveTables(flush bool) error {
 	if n := s.heads.entries(); due(s.heads.changes(), n, s.heads.runCount()) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
 		s.mu.RLock()
 		// An address whose newest posting was pruned has no history left.
-		nt, err := s.heads.write(meta, !s.noSync, func(_ solana.PublicKey, slot uint64) bool { return slot >= s.first })
+		nt, err := s.heads.write(meta, !s.noSync, func(_, slot uint64) bool { return slot >= s.first })
 		s.mu.RUnlock()
 		if err != nil {
 			return err
@@ -616,7 +645,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	posts := make([]addrPosting, len(addrOrder))
 	s.mu.RLock()
 	for i, a := range addrOrder {
-		prev, _ := s.heads.get(a)
+		prev, _ := s.heads.get(headKey(a))
 		posts[i] = addrPosting{addr: a, prev: prev, idxs: byAddr[a]}
 	}
 	s.mu.RUnlock()
@@ -721,7 +750,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 		s.sigs.set(sigPrefix(r.Signature), packLoc(r.Slot, r.Index))
 	}
 	for _, a := range addrOrder {
-		s.heads.set(a, b.Slot)
+		s.heads.set(headKey(a), b.Slot)
 	}
 	s.tip = b.Slot
 	s.mu.Unlock()
@@ -884,6 +913,20 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 			}
 			return r, err
 		}
+		// mine reports whether a posting found by addr's prefix alone is
+		// addr's: the one address of its slot with that prefix is the
+		// one its transactions reference.
+		mine := func(slot uint64, p *addrPosting) (bool, error) {
+			r, err := read(slot, p.idxs[0])
+			if err != nil || r == nil {
+				return false, err
+			}
+			t, err := r.Transaction()
+			if err != nil {
+				return false, fmt.Errorf("%w: transaction at %d/%d: %v", errCorrupt, slot, p.idxs[0], err)
+			}
+			return slices.Contains(t.Message.AccountKeys, addr), nil
+		}
 		var slot uint64
 		s.mu.RLock()
 		first := s.first
@@ -891,42 +934,52 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 		if before != nil && before.Slot < first {
 			return nil
 		}
+		// The walk follows addr's prefix chain (postingReader.onChain):
+		// from ferry-ledger-6 on, the postings of every address with
+		// addr's first 8 bytes, linked newest to oldest. Before it, each
+		// address had a chain of its own; legacy says the walk is on
+		// addr's, where it must continue from legacyHeads when an older
+		// address shared addr's prefix.
+		legacy := false
 		// Start at before's slot when addr has a posting there (always the
 		// case when paging through addr's own results); otherwise at the
-		// newest posting, walking down.
+		// newest posting of its prefix, walking down.
 		if before != nil {
-			p, exact, err := posts.get(before.Slot, addr)
+			p, v, err := posts.onChain(before.Slot, addr)
 			if err != nil {
 				return err
 			}
-			if p != nil && !exact {
-				// A prefix match at a slot addr may have no posting at:
-				// it is addr's if a transaction it lists references addr.
-				r, err := read(before.Slot, p.idxs[0])
-				if err != nil || r == nil {
+			if p != nil && v == postingByPrefix {
+				if ok, err := mine(before.Slot, p); err != nil {
 					return err
-				}
-				t, err := r.Transaction()
-				if err != nil {
-					return fmt.Errorf("%w: transaction at %d/%d: %v", errCorrupt, before.Slot, p.idxs[0], err)
-				}
-				if !slices.Contains(t.Message.AccountKeys, addr) {
-					p = nil
+				} else if ok {
+					v = postingMine
 				}
 			}
-			if p != nil {
-				slot = before.Slot
+			if p != nil && v == postingMine {
+				slot, legacy = before.Slot, before.Slot < s.prefixChainsFrom
 			}
 		}
 		if slot == 0 {
 			s.mu.RLock()
-			slot, _ = s.heads.get(addr)
+			slot, _ = s.heads.get(headKey(addr))
 			s.mu.RUnlock()
 		}
+		shared := s.legacyPrefixes[headKey(addr)]
 		// Slot 0 holds no transactions; the chain ends there or where
 		// history was pruned.
 		for slot != 0 && slot >= first && len(out) < limit {
-			p, _, err := posts.get(slot, addr)
+			if !legacy && slot < s.prefixChainsFrom {
+				legacy = true
+				if shared {
+					// The prefix chain led to whichever of the addresses
+					// sharing the prefix had the newest posting then.
+					if slot = s.legacyHeads[addr]; slot == 0 || slot < first {
+						return nil
+					}
+				}
+			}
+			p, v, err := posts.onChain(slot, addr)
 			if err != nil {
 				return err
 			}
@@ -942,7 +995,7 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 			if until != nil && slot < until.Slot {
 				return nil
 			}
-			if slot <= maxSlot && (before == nil || slot <= before.Slot) {
+			if v != postingOther && slot <= maxSlot && (before == nil || slot <= before.Slot) {
 				for i := len(p.idxs) - 1; i >= 0 && len(out) < limit; i-- {
 					loc := txLoc{Slot: slot, Index: p.idxs[i]}
 					if before != nil && !loc.less(*before) {
@@ -954,6 +1007,18 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 					r, err := read(loc.Slot, loc.Index)
 					if err != nil || r == nil {
 						return err
+					}
+					if v == postingByPrefix {
+						// Every transaction of the posting references its
+						// address: the first one read tells whose it is.
+						t, err := r.Transaction()
+						if err != nil {
+							return fmt.Errorf("%w: transaction at %d/%d: %v", errCorrupt, loc.Slot, loc.Index, err)
+						}
+						if !slices.Contains(t.Message.AccountKeys, addr) {
+							break
+						}
+						v = postingMine
 					}
 					out = append(out, r)
 				}

@@ -215,8 +215,41 @@ func appendAccount(b []byte, a *Account) []byte {
 
 // accountRecordFormat marks the account log's compact encoding of an
 // account (appendAccountRecord). encodeAccount stays as it is: genesis
-// hashes it.
-const accountRecordFormat = 2
+// hashes it. Records of accountRecordFormatV2 (before ferry-ledger-6:
+// the owner always whole, before the flags) still read.
+const (
+	accountRecordFormat   = 3
+	accountRecordFormatV2 = 2
+)
+
+// knownOwners are the owners a compact record names by their index in
+// this list (recKnownOwner) instead of 32 bytes: nearly every account a
+// payment flow writes is owned by one of the first three. The list is
+// part of the record format: entries are only ever appended.
+var knownOwners = [...]solana.PublicKey{
+	solana.MustPublicKeyFromBase58("11111111111111111111111111111111"),
+	solana.MustPublicKeyFromBase58("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"),
+	solana.MustPublicKeyFromBase58("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"),
+	solana.MustPublicKeyFromBase58("DELeGGvXpWV2fqJUhqcF5ZSYMS4JTLjteaAMARRSaeSh"),
+	solana.MustPublicKeyFromBase58("SPLxh1LVZzEkX99H6rqYizhytLWPZVV296zyYDPagv2"),
+	solana.MustPublicKeyFromBase58("BPFLoaderUpgradeab1e11111111111111111111111"),
+	solana.MustPublicKeyFromBase58("BPFLoader2111111111111111111111111111111111"),
+	solana.MustPublicKeyFromBase58("NativeLoader1111111111111111111111111111111"),
+	solana.MustPublicKeyFromBase58("Sysvar1111111111111111111111111111111111111"),
+	solana.MustPublicKeyFromBase58("AddressLookupTab1e1111111111111111111111111"),
+	solana.MustPublicKeyFromBase58("Vote111111111111111111111111111111111111111"),
+	solana.MustPublicKeyFromBase58("Stake11111111111111111111111111111111111111"),
+}
+
+// knownOwner returns owner's index in knownOwners.
+func knownOwner(owner solana.PublicKey) (byte, bool) {
+	for i := range knownOwners {
+		if knownOwners[i] == owner {
+			return byte(i), true
+		}
+	}
+	return 0, false
+}
 
 // minZeroRun is the shortest run of zero bytes a compact record elides:
 // a shorter one costs more in lengths than it saves.
@@ -231,24 +264,27 @@ const maxRecordData = 64 << 20
 const (
 	recExecutable   = 1 << 0
 	recRentEpochMax = 1 << 1 // the rent epoch is u64 max (rent exempt)
+	recKnownOwner   = 1 << 2 // the owner is knownOwners[next byte]
 )
 
 // appendAccountRecord appends a's compact encoding, the account log's:
 //
-//	format (2) | uvarint lamports | owner | flags | [uvarint rent epoch,
-//	unless recRentEpochMax] | uvarint data length | the data as
-//	(uvarint n, n literal bytes, uvarint z: z zero bytes) pairs until
+//	format (3) | uvarint lamports | flags | owner (its index in
+//	knownOwners, 1 byte, with recKnownOwner; else 32 bytes) | [uvarint
+//	rent epoch, unless recRentEpochMax] | uvarint data length | the data
+//	as (uvarint n, n literal bytes, uvarint z: z zero bytes) pairs until
 //	the length is covered (the last pair may stop after its literal)
 //
 // A token account's 165 bytes carry about 90 zeros (empty delegate,
-// native and close-authority options, a zero delegated amount), so its
-// record shrinks from ~255 bytes to ~160: the account log is most of
-// what a transfer writes after its history.
+// native and close-authority options, a zero delegated amount), and its
+// owner is the token program, so its record is ~130 bytes instead of
+// encodeAccount's ~255: the account log is most of what a transfer
+// writes after its history. (accountRecordFormatV2 had the owner whole,
+// before the flags.)
 func appendAccountRecord(b []byte, a *Account) []byte {
 	e := encoder{b: b}
 	e.u8(accountRecordFormat)
 	e.uvarint(a.Lamports)
-	e.key(a.Owner)
 	var flags uint8
 	if a.Executable {
 		flags |= recExecutable
@@ -256,7 +292,16 @@ func appendAccountRecord(b []byte, a *Account) []byte {
 	if a.RentEpoch == ^uint64(0) {
 		flags |= recRentEpochMax
 	}
+	idx, known := knownOwner(a.Owner)
+	if known {
+		flags |= recKnownOwner
+	}
 	e.u8(flags)
+	if known {
+		e.u8(idx)
+	} else {
+		e.key(a.Owner)
+	}
 	if flags&recRentEpochMax == 0 {
 		e.uvarint(a.RentEpoch)
 	}
@@ -288,9 +333,23 @@ func appendAccountRecord(b []byte, a *Account) []byte {
 // decodeAccountRecord decodes appendAccountRecord's encoding.
 func decodeAccountRecord(b []byte) (*Account, error) {
 	d := decoder{b: b}
-	d.u8() // the format, checked by the caller
-	a := &Account{Lamports: d.uvarint(), Owner: d.key()}
-	flags := d.u8()
+	a := &Account{}
+	var flags uint8
+	if d.u8() == accountRecordFormatV2 {
+		a.Lamports, a.Owner = d.uvarint(), d.key()
+		if flags = d.u8(); flags&recKnownOwner != 0 {
+			return nil, fmt.Errorf("%w: account record flags", errCorrupt)
+		}
+	} else {
+		a.Lamports = d.uvarint()
+		if flags = d.u8(); flags&recKnownOwner == 0 {
+			a.Owner = d.key()
+		} else if i := d.u8(); d.err == nil && int(i) < len(knownOwners) {
+			a.Owner = knownOwners[i]
+		} else if d.err == nil {
+			return nil, fmt.Errorf("%w: account record owner %d", errCorrupt, i)
+		}
+	}
 	a.Executable = flags&recExecutable != 0
 	if flags&recRentEpochMax != 0 {
 		a.RentEpoch = ^uint64(0)
@@ -301,7 +360,7 @@ func decodeAccountRecord(b []byte) (*Account, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if flags&^(recExecutable|recRentEpochMax) != 0 || n > maxRecordData {
+	if flags&^(recExecutable|recRentEpochMax|recKnownOwner) != 0 || n > maxRecordData {
 		return nil, fmt.Errorf("%w: account record", errCorrupt)
 	}
 	if n > 0 {
@@ -333,7 +392,7 @@ func decodeAccountRecord(b []byte) (*Account, error) {
 // decodeAccount decodes encodeAccount's encoding, or the account log's
 // compact one (decodeAccountRecord).
 func decodeAccount(b []byte) (*Account, error) {
-	if len(b) > 0 && b[0] == accountRecordFormat {
+	if len(b) > 0 && (b[0] == accountRecordFormat || b[0] == accountRecordFormatV2) {
 		return decodeAccountRecord(b)
 	}
 	d := decoder{b: b}

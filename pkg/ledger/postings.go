@@ -113,18 +113,24 @@ func (sp *slotPostings) exact() bool { return sp.width == postingFull }
 // find returns addr's posting (nil if the slot has none with its key
 // prefix).
 func (sp *slotPostings) find(addr solana.PublicKey) (*addrPosting, error) {
+	return sp.search(addr[:sp.width], addr)
+}
+
+// search returns the first posting whose stored key starts with key
+// (at most sp.width bytes), decoded for addr, or nil.
+func (sp *slotPostings) search(key []byte, addr solana.PublicKey) (*addrPosting, error) {
 	es := sp.width + 4
-	key := addr[:sp.width]
+	kl := len(key)
 	lo, hi := 0, sp.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if bytes.Compare(sp.fixed[m*es:m*es+sp.width], key) < 0 {
+		if bytes.Compare(sp.fixed[m*es:m*es+kl], key) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == sp.n || !bytes.Equal(sp.fixed[lo*es:lo*es+sp.width], key) {
+	if lo == sp.n || !bytes.Equal(sp.fixed[lo*es:lo*es+kl], key) {
 		return nil, nil
 	}
 	return sp.entry(lo, addr)
@@ -198,47 +204,94 @@ type postingReader struct {
 	slots, legacy *bolt.Bucket
 }
 
-// get returns addr's posting at slot, or nil. exact is false when the
-// match is by key prefix only: certain at a slot where addr has a
-// posting, to be checked at any other.
-func (r postingReader) get(slot uint64, addr solana.PublicKey) (p *addrPosting, exact bool, err error) {
+// postingVerdict says whose a posting onChain found is.
+type postingVerdict int
+
+const (
+	// postingMine: addr's own posting.
+	postingMine postingVerdict = iota
+	// postingByPrefix: the posting of the one address of its slot with
+	// addr's first 8 bytes, which may or may not be addr (the slot
+	// stores prefixes); its transactions tell.
+	postingByPrefix
+	// postingOther: the posting of another address with addr's first 8
+	// bytes (the slot stores whole keys and has none for addr).
+	postingOther
+)
+
+// onChain returns the posting at slot on addr's prefix chain: addr's
+// own if the slot has one, else that of an address sharing addr's first
+// 8 bytes, whose previous slot continues the chain (nil: the slot has no
+// posting with addr's prefix). A prefix chain links the postings of
+// every address that starts with the same 8 bytes, because the heads
+// table is keyed by them (headKey).
+func (r postingReader) onChain(slot uint64, addr solana.PublicKey) (*addrPosting, postingVerdict, error) {
 	if v := slotValue(r.slots, u64be(slot), nil); v != nil {
 		sp, err := parseSlotPostings(slot, v)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, err
 		}
-		p, err := sp.find(addr)
-		return p, sp.exact(), err
+		if !sp.exact() {
+			p, err := sp.find(addr)
+			return p, postingByPrefix, err
+		}
+		if p, err := sp.find(addr); p != nil || err != nil {
+			return p, postingMine, err
+		}
+		p, err := sp.search(addr[:postingPrefix], addr)
+		return p, postingOther, err
 	}
 	if v := r.legacy.Get(postKey(slot, addr)); v != nil {
 		p, err := decodeLegacyPosting(slot, addr, v)
-		return p, true, err
+		return p, postingMine, err
 	}
-	return nil, true, nil
+	// addrpost keys are slot | address: the first one after slot |
+	// prefix has the prefix if any of the slot's does.
+	seek := append(u64be(slot), addr[:postingPrefix]...)
+	if k, v := r.legacy.Cursor().Seek(seek); k != nil && bytes.HasPrefix(k, seek) {
+		if len(k) != 40 {
+			return nil, 0, fmt.Errorf("%w: address index key", errCorrupt)
+		}
+		p, err := decodeLegacyPosting(slot, solana.PublicKeyFromBytes(k[8:]), v)
+		return p, postingOther, err
+	}
+	return nil, postingMine, nil
 }
 
 // replayHeads brings the heads table up to the committed postings: those
-// of the slots after its file's. The addrpost postings name their
+// of the slots after its file's.
+func (s *boltStore) replayHeads(tx *bolt.Tx) error {
+	n, err := s.replayPostings(tx, tableSlot(s.heads.meta)+1, func(a solana.PublicKey, slot uint64) {
+		s.heads.set(headKey(a), slot)
+	})
+	s.headsTxs += n
+	return err
+}
+
+// replayPostings calls set with every address posted in the slots from
+// from on and the slot, in slot order, and returns how many transactions
+// those slots' addrslot values cover. The addrpost postings name their
 // address; an addrslot value only its prefix, so the addresses come from
 // the slot's transactions (what commit posted: each transaction's
 // account keys).
-func (s *boltStore) replayHeads(tx *bolt.Tx) error {
-	from := u64be(tableSlot(s.heads.meta) + 1)
+func (s *boltStore) replayPostings(tx *bolt.Tx, from uint64, set func(solana.PublicKey, uint64)) (int, error) {
+	fromKey := u64be(from)
 	// Legacy postings come from before any addrslot value (the upgrade
 	// stops writing them), so the newest slot is set last.
 	pc := tx.Bucket(bucketAddrPost).Cursor()
-	for k, _ := pc.Seek(from); k != nil; k, _ = pc.Next() {
+	for k, _ := pc.Seek(fromKey); k != nil; k, _ = pc.Next() {
 		if len(k) != 40 {
-			return fmt.Errorf("%w: address index key", errCorrupt)
+			return 0, fmt.Errorf("%w: address index key", errCorrupt)
 		}
-		s.heads.set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
+		set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
 	}
 	txb := tx.Bucket(bucketTxs)
 	txs := txb.Cursor()
 	sc := tx.Bucket(bucketAddrSlot).Cursor()
-	for k, _ := sc.Seek(from); k != nil; k, _ = sc.Next() {
+	total := 0
+	for k, _ := sc.Seek(fromKey); k != nil; k, _ = sc.Next() {
 		if len(k) != 8 {
-			return fmt.Errorf("%w: address postings key", errCorrupt)
+			return 0, fmt.Errorf("%w: address postings key", errCorrupt)
 		}
 		slot := binary.BigEndian.Uint64(k)
 		n := 0
@@ -246,25 +299,25 @@ func (s *boltStore) replayHeads(tx *bolt.Tx) error {
 		for ck, cv := txs.Seek(prefix); ck != nil && bytes.HasPrefix(ck, prefix); ck, cv = txs.Next() {
 			ch, err := s.codec.decodeChunk(ck, slotValue(txb, ck, cv))
 			if err != nil {
-				return fmt.Errorf("replay address heads of slot %d: %w", slot, err)
+				return 0, fmt.Errorf("replay address heads of slot %d: %w", slot, err)
 			}
 			for _, rec := range ch.records {
 				keys, err := recordAccountKeys(rec)
 				if err != nil {
-					return fmt.Errorf("replay address heads of slot %d: %w", slot, err)
+					return 0, fmt.Errorf("replay address heads of slot %d: %w", slot, err)
 				}
 				for _, a := range keys {
-					s.heads.set(a, slot)
+					set(a, slot)
 				}
 			}
 			n += len(ch.records)
 		}
 		if n == 0 {
-			return fmt.Errorf("%w: address postings of slot %d without transactions", errCorrupt, slot)
+			return 0, fmt.Errorf("%w: address postings of slot %d without transactions", errCorrupt, slot)
 		}
-		s.headsTxs += n
+		total += n
 	}
-	return nil
+	return total, nil
 }
 
 // recordAccountKeys returns the account keys of the transaction of a

@@ -394,7 +394,7 @@ func TestPostingsSharedPrefix(t *testing.T) {
 }
 
 // TestStoreFormatUpgrade checks which data formats open accepts: the
-// current one, ferry-ledger-3 and -4 (upgraded in place, so an older
+// current one, ferry-ledger-3, -4 and -5 (upgraded in place, so an older
 // ferry then refuses them), and no other.
 func TestStoreFormatUpgrade(t *testing.T) {
 	for _, tc := range []struct {
@@ -404,8 +404,9 @@ func TestStoreFormatUpgrade(t *testing.T) {
 		{storeFormat, ""},
 		{"ferry-ledger-3", ""},
 		{"ferry-ledger-4", ""},
+		{"ferry-ledger-5", ""},
 		{"ferry-ledger-2", "written by an older ferry"},
-		{"ferry-ledger-6", "unknown data format"},
+		{"ferry-ledger-7", "unknown data format"},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			dir := t.TempDir()

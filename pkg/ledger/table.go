@@ -652,29 +652,57 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 // prefix of its runs, which the owner's replay completes.
 func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	c := t.codec
-	n := 0
-	tmp, err := os.CreateTemp(filepath.Dir(t.path), filepath.Base(t.path)+".tmp*")
+	err := writeBase(t.path, c.magic, meta, sync, func(emit func(k, v []byte)) {
+		t.merged(func(k, v []byte) bool {
+			if keep == nil || keep(c.getKey(k), c.getVal(v)) {
+				emit(k, v)
+			}
+			return true
+		})
+	}, func() error {
+		for i := len(t.runs) - 1; i >= 0; i-- {
+			if err := os.Remove(t.runs[i].path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", t.path, err)
+		return nil, err
+	}
+	nt, err := openTable(t.path, c)
+	if err != nil {
+		return nil, err
+	}
+	t.written.Add(nt.size)
+	return nt, nil
+}
+
+// writeBase writes a table base at path through a temporary file: the
+// header with magic and meta, then the entries put emits, in key order.
+// beforeRename runs once the file is complete (and synced, with sync),
+// before it takes path's place.
+func writeBase(path, magic string, meta []byte, sync bool, put func(emit func(k, v []byte)), beforeRename func() error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	err = func() error {
 		// The count goes in the header before the entries are known:
 		// write a placeholder and patch it through the file afterwards.
-		err := writeTableFile(tmp, c.magic, meta, 0, func(bw *bufio.Writer) error {
-			t.merged(func(k, v []byte) bool {
-				if keep == nil || keep(c.getKey(k), c.getVal(v)) {
-					bw.Write(k)
-					bw.Write(v)
-					n++
-				}
-				return true
+		n := 0
+		err := writeTableFile(tmp, magic, meta, 0, func(bw *bufio.Writer) error {
+			put(func(k, v []byte) {
+				bw.Write(k)
+				bw.Write(v)
+				n++
 			})
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		hdr := encodeTableHeader(c.magic, n, meta)
+		hdr := encodeTableHeader(magic, n, meta)
 		if _, err := tmp.WriteAt(hdr[:], 0); err != nil {
 			return err
 		}
@@ -686,30 +714,25 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) 
 		if err := tmp.Close(); err != nil {
 			return err
 		}
-		for i := len(t.runs) - 1; i >= 0; i-- {
-			if err := os.Remove(t.runs[i].path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if beforeRename != nil {
+			if err := beforeRename(); err != nil {
 				return err
 			}
 		}
-		if err := os.Rename(tmp.Name(), t.path); err != nil {
+		if err := os.Rename(tmp.Name(), path); err != nil {
 			return err
 		}
 		if sync {
-			return syncDir(filepath.Dir(t.path))
+			return syncDir(filepath.Dir(path))
 		}
 		return nil
 	}()
 	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return nil, fmt.Errorf("write %s: %w", t.path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	nt, err := openTable(t.path, c)
-	if err != nil {
-		return nil, err
-	}
-	t.written.Add(nt.size)
-	return nt, nil
+	return nil
 }
 
 // replace makes t the table write returned.
