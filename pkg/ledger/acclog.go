@@ -151,6 +151,14 @@ type accountLog struct {
 	// synced) but not yet in the key directory.
 	pending []pendingRecord
 
+	// locs are key-directory lookups get made, for lookupPrev
+	// (accountLocCache); locMu guards them, since readers share mu. An
+	// entry is valid until record changes its key, which drops it: both
+	// a lookup and its remembering happen under mu, which record holds
+	// for writing.
+	locMu sync.Mutex
+	locs  map[solana.PublicKey]cachedLoc
+
 	// appended and copied count the bytes of records written for the
 	// slots and copied by cleaning (StorageWrites).
 	appended, copied atomic.Int64
@@ -160,6 +168,25 @@ type pendingRecord struct {
 	key     solana.PublicKey
 	loc     accLoc
 	deleted bool
+	// prev is the key directory's entry the record replaces (had: there
+	// is one), looked up before apply takes mu for writing (lookupPrev).
+	prev accLoc
+	had  bool
+}
+
+// accountLocCache bounds the key-directory entries accountLog.get
+// remembers for the commit that writes the account next (lookupPrev):
+// at a million accounts nearly every transfer's recipient is read from
+// disk before it executes, and its commit needs the same entry again to
+// count the old record as garbage; without the cache that is a second
+// read of a 2 KiB table block. The cache is cleared when full.
+const accountLocCache = 1 << 16
+
+// cachedLoc is a remembered key-directory lookup (ok: the key has an
+// entry).
+type cachedLoc struct {
+	loc accLoc
+	ok  bool
 }
 
 func segName(id uint32) string { return fmt.Sprintf("%08d.seg", id) }
@@ -346,19 +373,25 @@ func (lg *accountLog) replay(from, to logPos) error {
 			if err != nil {
 				return fmt.Errorf("replay account log %s at %d: %w", segName(seg), start+int64(off), err)
 			}
-			lg.record(pendingRecord{key: key, deleted: len(rec) == 0, loc: accLoc{seg, uint32(start) + uint32(off), uint32(n)}})
+			r := pendingRecord{key: key, deleted: len(rec) == 0, loc: accLoc{seg, uint32(start) + uint32(off), uint32(n)}}
+			r.prev, r.had = lg.keydir.get(key)
+			lg.record(r)
 			off += n
 		}
 	}
 	return nil
 }
 
-// record makes r the newest record of its account. Callers hold mu.
+// record makes r the newest record of its account, in place of r.prev.
+// Callers hold mu for writing.
 func (lg *accountLog) record(r pendingRecord) {
-	if old, ok := lg.keydir.get(r.key); ok {
-		lg.live[old.seg] -= int64(old.n)
-		lg.alive -= int64(old.n)
+	if r.had {
+		lg.live[r.prev.seg] -= int64(r.prev.n)
+		lg.alive -= int64(r.prev.n)
 	}
+	lg.locMu.Lock()
+	delete(lg.locs, r.key)
+	lg.locMu.Unlock()
 	if r.deleted {
 		lg.keydir.del(r.key)
 		return
@@ -402,10 +435,44 @@ func (lg *accountLog) get(key solana.PublicKey) (*Account, error) {
 	lg.mu.RLock()
 	defer lg.mu.RUnlock()
 	loc, ok := lg.keydir.get(key)
+	lg.locMu.Lock()
+	if len(lg.locs) >= accountLocCache || lg.locs == nil {
+		lg.locs = make(map[solana.PublicKey]cachedLoc, 1024)
+	}
+	lg.locs[key] = cachedLoc{loc, ok}
+	lg.locMu.Unlock()
 	if !ok {
 		return nil, nil
 	}
 	return lg.read(key, loc)
+}
+
+// lookupPrev finds the key-directory entry each pending record replaces:
+// the one get last read for the key if it is still valid, else the key
+// directory's, or an earlier record of the same commit's. It runs under
+// mu held for reading, so that apply holds it for writing only to update
+// memory: at a million accounts most of a slot's records replace records
+// of accounts that are not in memory, and each table lookup is a read.
+func (lg *accountLog) lookupPrev() {
+	seen := make(map[solana.PublicKey]int, len(lg.pending))
+	lg.mu.RLock()
+	defer lg.mu.RUnlock()
+	for i := range lg.pending {
+		p := &lg.pending[i]
+		if j, ok := seen[p.key]; ok {
+			p.prev, p.had = lg.pending[j].loc, !lg.pending[j].deleted
+		} else {
+			lg.locMu.Lock()
+			c, ok := lg.locs[p.key]
+			lg.locMu.Unlock()
+			if ok {
+				p.prev, p.had = c.loc, c.ok
+			} else {
+				p.prev, p.had = lg.keydir.get(p.key)
+			}
+		}
+		seen[p.key] = i
+	}
 }
 
 // read decodes the record at loc. Callers hold mu.
@@ -517,6 +584,7 @@ func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 	if err := flush(); err != nil {
 		return logPos{}, err
 	}
+	lg.lookupPrev()
 	if !lg.noSync {
 		for _, f := range append(rotated, lg.files[lg.head.seg]) {
 			if err := f.Sync(); err != nil {

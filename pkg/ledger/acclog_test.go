@@ -60,6 +60,29 @@ func checkLog(t *testing.T, lg *accountLog, model map[solana.PublicKey]*Account,
 	if n != len(model) {
 		t.Fatalf("each visited %d accounts, model has %d", n, len(model))
 	}
+	// The live bytes per segment, which decide what cleaning copies and
+	// when a segment may go, are those of the records the key directory
+	// points to.
+	live := map[uint32]int64{}
+	var alive int64
+	lg.keydir.each(func(_ solana.PublicKey, loc accLoc) bool {
+		live[loc.seg] += int64(loc.n)
+		alive += int64(loc.n)
+		return true
+	})
+	if alive != lg.alive {
+		t.Fatalf("live bytes %d, counted %d", lg.alive, alive)
+	}
+	for seg := range live {
+		if _, ok := lg.live[seg]; !ok {
+			lg.live[seg] = 0
+		}
+	}
+	for seg, n := range lg.live {
+		if live[seg] != n {
+			t.Fatalf("segment %d: live bytes %d, counted %d", seg, n, live[seg])
+		}
+	}
 }
 
 // TestAccountLog writes random slots of account changes to a log with

@@ -75,7 +75,7 @@ func measureTransfers(b *testing.B, l *ledger.Ledger, txs [][]byte, durable bool
 	runtime.GC()
 	b.ReportAllocs()
 	b.ResetTimer()
-	start, cpu0, disk0, w0 := time.Now(), loadgen.CPUTime(), loadgen.DiskWritten(0), l.StorageWrites()
+	start, cpu0, disk0, w0, reads0 := time.Now(), loadgen.CPUTime(), loadgen.DiskWritten(0), l.StorageWrites(), loadgen.ReadCalls(0)
 	// A few submitters keep verification of the next batch running while
 	// the slot loop executes the current one.
 	const batch, submitters = 1024, 3
@@ -99,7 +99,7 @@ func measureTransfers(b *testing.B, l *ledger.Ledger, txs [][]byte, durable bool
 	if _, err := l.AdvanceSlot(ctx); err != nil {
 		b.Fatal(err)
 	}
-	elapsed, cpu, disk, w1 := time.Since(start), loadgen.CPUTime()-cpu0, loadgen.DiskWritten(0)-disk0, l.StorageWrites()
+	elapsed, cpu, disk, w1, reads := time.Since(start), loadgen.CPUTime()-cpu0, loadgen.DiskWritten(0)-disk0, l.StorageWrites(), loadgen.ReadCalls(0)-reads0
 	b.StopTimer()
 	failed.Range(func(k, v any) bool {
 		b.Fatalf("transaction %v failed: %v", k, v)
@@ -114,6 +114,10 @@ func measureTransfers(b *testing.B, l *ledger.Ledger, txs [][]byte, durable bool
 	if disk0 >= 0 {
 		// Everything up to the last slot was synced by its commit.
 		b.ReportMetric(float64(disk)/n, "disk-B/tx")
+	}
+	if reads0 >= 0 {
+		// Lookups of accounts and table entries not in memory are preads.
+		b.ReportMetric(float64(reads)/n, "reads/tx")
 	}
 	b.ReportMetric(float64(w1.Database-w0.Database)/n, "db-B/tx")
 	b.ReportMetric(float64(w1.AccountRecords-w0.AccountRecords)/n, "acclog-B/tx")

@@ -23,7 +23,15 @@ func CPUTime() time.Duration {
 // be written to storage (write_bytes of /proc/PID/io), or -1 where the
 // kernel does not report it. Bytes still only in the page cache are not
 // counted, so read it after the writes were synced.
-func DiskWritten(pid int) int64 {
+func DiskWritten(pid int) int64 { return procIO(pid, "write_bytes") }
+
+// ReadCalls is how many read system calls process pid (0: this one) has
+// made (syscr of /proc/PID/io: every read and pread, of files, sockets
+// and pipes), or -1 where the kernel does not report it.
+func ReadCalls(pid int) int64 { return procIO(pid, "syscr") }
+
+// procIO reads one counter of /proc/PID/io (-1: not there).
+func procIO(pid int, field string) int64 {
 	path := "/proc/self/io"
 	if pid != 0 {
 		path = "/proc/" + strconv.Itoa(pid) + "/io"
@@ -33,7 +41,7 @@ func DiskWritten(pid int) int64 {
 		return -1
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+		if v, ok := strings.CutPrefix(line, field+": "); ok {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil {
 				return -1
