@@ -207,6 +207,10 @@ type boltStore struct {
 	// heads from their records, so the file is rewritten once they are
 	// as many as would make it due by changes (saveTables).
 	headsTxs int
+	// upgradedFrom is the format open upgraded (empty: none), in
+	// upgradeTook.
+	upgradedFrom string
+	upgradeTook  time.Duration
 	// legacyPostings makes commits write the addrpost layout of
 	// ferry-ledger-3 (tests of reading and upgrading it).
 	legacyPostings bool
@@ -294,7 +298,10 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		return nil, err
 	}
 	if upgradeFrom != "" {
-		err = s.upgradeHeads(dir, upgradeFrom)
+		start := time.Now()
+		if err = s.upgradeHeads(dir, upgradeFrom); err == nil {
+			s.upgradedFrom, s.upgradeTook = upgradeFrom, time.Since(start)
+		}
 	}
 	if err == nil {
 		err = s.loadLegacyHeads()

@@ -2,12 +2,15 @@ package ledger
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
@@ -84,12 +87,17 @@ func TestHeadsUpgradeSharedPrefix(t *testing.T) {
 	if headKey(fx.B) != headKey(fx.A) || headKey(fx.C) != headKey(fx.A) || fx.B == fx.A || fx.C == fx.A {
 		t.Fatal("fixture addresses do not share their prefix")
 	}
-	cfg := Config{Name: "prefix", DataDir: dir, NoSync: true, FinalityDepth: 1, ManualSlots: true}
+	var logs bytes.Buffer
+	cfg := Config{Name: "prefix", DataDir: dir, NoSync: true, FinalityDepth: 1, ManualSlots: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	l, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { l.Close() }()
+	if !strings.Contains(logs.String(), "upgraded the data directory's format") || !strings.Contains(logs.String(), "from=ferry-ledger-5 to=ferry-ledger-6") {
+		t.Fatalf("no upgrade logged:\n%s", logs.String())
+	}
 	s := l.store.(*boltStore)
 	if f, err := s.getMeta(metaFormat); err != nil || string(f) != storeFormat {
 		t.Fatalf("format after the upgrade: %q, %v", f, err)
@@ -163,8 +171,12 @@ func TestHeadsUpgradeSharedPrefix(t *testing.T) {
 		}
 	}
 	for i := 0; i < 2; i++ {
+		logs.Reset()
 		if l, err = Open(cfg); err != nil {
 			t.Fatal(err)
+		}
+		if strings.Contains(logs.String(), "upgraded") {
+			t.Fatalf("upgraded again: %s", logs.String())
 		}
 		check(t, l)
 		if err := l.Close(); err != nil {

@@ -205,6 +205,9 @@ func Open(cfg Config) (*Ledger, error) {
 			l.verifier.stop()
 			return nil, fmt.Errorf("open ledger %s: %w", cfg.Name, err)
 		}
+		if s.upgradedFrom != "" {
+			l.log.Info("upgraded the data directory's format", "dir", cfg.DataDir, "from", s.upgradedFrom, "to", storeFormat, "took", s.upgradeTook.Round(time.Millisecond))
+		}
 		s.legacyPostings = cfg.legacyPostings
 		if cfg.nestedValueMin > 0 {
 			s.nestedMin = cfg.nestedValueMin
