@@ -161,15 +161,7 @@ func TestHeadsUpgradeSharedPrefix(t *testing.T) {
 	}
 
 	// Rebuilt from history: the prefix's newest slot of all.
-	files, _ := filepath.Glob(filepath.Join(dir, "heads*"))
-	if len(files) == 0 {
-		t.Fatal("no heads files after close")
-	}
-	for _, f := range files {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	removeHeadsFiles(t, dir)
 	for i := 0; i < 2; i++ {
 		logs.Reset()
 		if l, err = Open(cfg); err != nil {

@@ -66,6 +66,21 @@ func postingWidth(t *testing.T, l *Ledger, slot uint64) int {
 	return w
 }
 
+// removeHeadsFiles removes the heads table's base and runs from a closed
+// ledger's directory, so the next open rebuilds it from history.
+func removeHeadsFiles(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "heads*"))
+	if len(files) == 0 {
+		t.Fatal("no heads files after close")
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // sendTo lands a transfer from payer to each of to in one transaction.
 func sendTo(t *testing.T, l *Ledger, payer ed25519.PrivateKey, memo string, to ...solana.PublicKey) *TxRecord {
 	t.Helper()
@@ -377,15 +392,7 @@ func TestPostingsSharedPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Replayed from the transactions: the heads' base and runs go.
-	files, _ := filepath.Glob(filepath.Join(dir, "heads*"))
-	if len(files) == 0 {
-		t.Fatal("no heads files after close")
-	}
-	for _, f := range files {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	removeHeadsFiles(t, dir)
 	if l, err = Open(cfg); err != nil {
 		t.Fatal(err)
 	}
