@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
+	bolt "go.etcd.io/bbolt"
 )
 
 // extractFixture unpacks a data directory from testdata into a new
@@ -71,22 +72,7 @@ func extractFixture(t *testing.T, name string) string {
 // history, and after a reopen. Its account log holds records of the
 // second format (the owner whole), which must read the same.
 func TestHeadsUpgradeSharedPrefix(t *testing.T) {
-	dir := extractFixture(t, "ferry-ledger-5-shared-prefix.tar.gz")
-	var fx struct {
-		A, B, C, E solana.PublicKey
-		Signatures map[string]solana.Signature
-	}
-	js, err := os.ReadFile(filepath.Join(dir, "fixture.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(js, &fx); err != nil {
-		t.Fatal(err)
-	}
-	d := withPrefixOf(fx.A, 3)
-	if headKey(fx.B) != headKey(fx.A) || headKey(fx.C) != headKey(fx.A) || fx.B == fx.A || fx.C == fx.A {
-		t.Fatal("fixture addresses do not share their prefix")
-	}
+	dir, fx := openHeadsFixture(t)
 	var logs bytes.Buffer
 	cfg := Config{Name: "prefix", DataDir: dir, NoSync: true, FinalityDepth: 1, ManualSlots: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
@@ -98,24 +84,8 @@ func TestHeadsUpgradeSharedPrefix(t *testing.T) {
 	if !strings.Contains(logs.String(), "upgraded the data directory's format") || !strings.Contains(logs.String(), "from=ferry-ledger-5 to=ferry-ledger-6") {
 		t.Fatalf("no upgrade logged:\n%s", logs.String())
 	}
-	s := l.store.(*boltStore)
-	if f, err := s.getMeta(metaFormat); err != nil || string(f) != storeFormat {
-		t.Fatalf("format after the upgrade: %q, %v", f, err)
-	}
-	if len(s.legacyHeads) != 3 || s.legacyHeads[fx.A] == 0 || s.legacyHeads[fx.B] == 0 || s.legacyHeads[fx.C] == 0 || len(s.legacyPrefixes) != 1 {
-		t.Fatalf("legacy heads %v", s.legacyHeads)
-	}
-	if s.prefixChainsFrom != s.tip+1 {
-		t.Fatalf("prefix chains from %d, tip %d", s.prefixChainsFrom, s.tip)
-	}
-	want := map[solana.PublicKey][]*TxRecord{}
-	for addr, names := range map[solana.PublicKey][]string{
-		fx.A: {"a1", "a2"}, fx.B: {"b1", "b2"}, fx.C: {"c1"}, fx.E: {"e1", "a2"}, d: nil,
-	} {
-		for _, n := range names {
-			want[addr] = append(want[addr], &TxRecord{Signature: fx.Signatures[n]})
-		}
-	}
+	fx.checkUpgraded(t, l)
+	d, want := fx.d, fx.want()
 	check := func(t *testing.T, l *Ledger) {
 		t.Helper()
 		for _, addr := range []solana.PublicKey{fx.A, fx.B, fx.C, fx.E, d} {
@@ -178,5 +148,114 @@ func TestHeadsUpgradeSharedPrefix(t *testing.T) {
 	l, err = Open(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// headsFixture is what ferry-ledger-5-shared-prefix.tar.gz's fixture.json
+// names, and d, an address sharing their prefix with no history.
+type headsFixture struct {
+	A, B, C, E solana.PublicKey
+	Signatures map[string]solana.Signature
+	d          solana.PublicKey
+}
+
+// openHeadsFixture unpacks the ferry-ledger-5 fixture and reads its
+// fixture.json.
+func openHeadsFixture(t *testing.T) (string, *headsFixture) {
+	t.Helper()
+	dir := extractFixture(t, "ferry-ledger-5-shared-prefix.tar.gz")
+	fx := &headsFixture{}
+	js, err := os.ReadFile(filepath.Join(dir, "fixture.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(js, fx); err != nil {
+		t.Fatal(err)
+	}
+	fx.d = withPrefixOf(fx.A, 3)
+	if headKey(fx.B) != headKey(fx.A) || headKey(fx.C) != headKey(fx.A) || fx.B == fx.A || fx.C == fx.A {
+		t.Fatal("fixture addresses do not share their prefix")
+	}
+	return dir, fx
+}
+
+// want is each address's history in the fixture, oldest first.
+func (fx *headsFixture) want() map[solana.PublicKey][]*TxRecord {
+	want := map[solana.PublicKey][]*TxRecord{}
+	for addr, names := range map[solana.PublicKey][]string{
+		fx.A: {"a1", "a2"}, fx.B: {"b1", "b2"}, fx.C: {"c1"}, fx.E: {"e1", "a2"}, fx.d: nil,
+	} {
+		for _, n := range names {
+			want[addr] = append(want[addr], &TxRecord{Signature: fx.Signatures[n]})
+		}
+	}
+	return want
+}
+
+// checkUpgraded checks the state an upgrade of the fixture leaves: the
+// format, the three addresses' old heads, the first slot chained by
+// prefix.
+func (fx *headsFixture) checkUpgraded(t *testing.T, l *Ledger) {
+	t.Helper()
+	s := l.store.(*boltStore)
+	if f, err := s.getMeta(metaFormat); err != nil || string(f) != storeFormat {
+		t.Fatalf("format after the upgrade: %q, %v", f, err)
+	}
+	if len(s.legacyHeads) != 3 || s.legacyHeads[fx.A] == 0 || s.legacyHeads[fx.B] == 0 || s.legacyHeads[fx.C] == 0 || len(s.legacyPrefixes) != 1 {
+		t.Fatalf("legacy heads %v", s.legacyHeads)
+	}
+	if s.prefixChainsFrom != s.tip+1 {
+		t.Fatalf("prefix chains from %d, tip %d", s.prefixChainsFrom, s.tip)
+	}
+}
+
+// TestHeadsUpgradeRebuilds upgrades the fixture when its old heads table
+// cannot be read as it was left: damaged, missing, or already converted
+// by an upgrade a kill interrupted before the format was renamed. Each
+// time the upgrade rebuilds the old heads from history and finds the
+// same shared prefix.
+func TestHeadsUpgradeRebuilds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+	}{
+		{"damaged run", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "heads.run000001"), bytes.Repeat([]byte{0x5a}, 300), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"missing", func(t *testing.T, dir string) { removeHeadsFiles(t, dir) }},
+		{"converted, format not renamed", func(t *testing.T, dir string) {
+			l, err := Open(Config{Name: "prefix", DataDir: dir, NoSync: true, FinalityDepth: 1, ManualSlots: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			updateDB(t, dir, func(tx *bolt.Tx) error {
+				if err := tx.DeleteBucket(bucketLegacyHeads); err != nil {
+					return err
+				}
+				if err := tx.Bucket(bucketMeta).Delete([]byte(metaPrefixChains)); err != nil {
+					return err
+				}
+				return tx.Bucket(bucketMeta).Put([]byte(metaFormat), []byte("ferry-ledger-5"))
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, fx := openHeadsFixture(t)
+			tc.damage(t, dir)
+			l, err := Open(Config{Name: "prefix", DataDir: dir, NoSync: true, FinalityDepth: 1, ManualSlots: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			fx.checkUpgraded(t, l)
+			for addr, want := range fx.want() {
+				checkAddressHistory(t, l, addr, want)
+			}
+		})
 	}
 }
