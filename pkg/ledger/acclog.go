@@ -151,13 +151,14 @@ type accountLog struct {
 	// synced) but not yet in the key directory.
 	pending []pendingRecord
 
-	// locs are key-directory lookups get made, for lookupPrev
-	// (accountLocCache); locMu guards them, since readers share mu. An
-	// entry is valid until record changes its key, which drops it: both
-	// a lookup and its remembering happen under mu, which record holds
-	// for writing.
-	locMu sync.Mutex
-	locs  map[solana.PublicKey]cachedLoc
+	// locs are key-directory entries of recent lookups (get) and
+	// records (record), for lookupPrev (accountLocCache); locMu guards
+	// them, since readers share mu. They stay equal to the key
+	// directory's: a lookup and its remembering happen under mu, and
+	// record, which holds it for writing, sets the entry of the key it
+	// changes.
+	locMu         sync.Mutex
+	locs, oldLocs map[solana.PublicKey]cachedLoc
 
 	// appended and copied count the bytes of records written for the
 	// slots and copied by cleaning (StorageWrites).
@@ -174,12 +175,17 @@ type pendingRecord struct {
 	had  bool
 }
 
-// accountLocCache bounds the key-directory entries accountLog.get
-// remembers for the commit that writes the account next (lookupPrev):
-// at a million accounts nearly every transfer's recipient is read from
-// disk before it executes, and its commit needs the same entry again to
-// count the old record as garbage; without the cache that is a second
-// read of a 2 KiB table block. The cache is cleared when full.
+// accountLocCache bounds the key-directory entries the account log
+// remembers from lookups and records for the commit that writes the
+// account next (lookupPrev), which needs the entry its record replaces
+// to count the old record as garbage. At a million accounts nearly every
+// transfer's recipient was just read from disk before it executed; the
+// accounts written every slot (payers, busy token accounts) were
+// recorded by an earlier commit. Without the cache each is a read of a
+// 2 KiB table block once the table's changes in memory went to a run.
+// This many entries make a generation: when one is full it becomes the
+// old one (the one before is dropped), so a lookup finds what the last
+// 65 536 to 131 072 lookups and records left, at most ~12 MB.
 const accountLocCache = 1 << 16
 
 // cachedLoc is a remembered key-directory lookup (ok: the key has an
@@ -389,9 +395,7 @@ func (lg *accountLog) record(r pendingRecord) {
 		lg.live[r.prev.seg] -= int64(r.prev.n)
 		lg.alive -= int64(r.prev.n)
 	}
-	lg.locMu.Lock()
-	delete(lg.locs, r.key)
-	lg.locMu.Unlock()
+	lg.remember(r.key, r.loc, !r.deleted)
 	if r.deleted {
 		lg.keydir.del(r.key)
 		return
@@ -435,20 +439,38 @@ func (lg *accountLog) get(key solana.PublicKey) (*Account, error) {
 	lg.mu.RLock()
 	defer lg.mu.RUnlock()
 	loc, ok := lg.keydir.get(key)
-	lg.locMu.Lock()
-	if len(lg.locs) >= accountLocCache || lg.locs == nil {
-		lg.locs = make(map[solana.PublicKey]cachedLoc, 1024)
-	}
-	lg.locs[key] = cachedLoc{loc, ok}
-	lg.locMu.Unlock()
+	lg.remember(key, loc, ok)
 	if !ok {
 		return nil, nil
 	}
 	return lg.read(key, loc)
 }
 
+// remember caches key's key-directory entry (ok: it has one). Callers
+// hold mu: for reading when they looked the entry up, for writing when
+// they changed it.
+func (lg *accountLog) remember(key solana.PublicKey, loc accLoc, ok bool) {
+	lg.locMu.Lock()
+	if len(lg.locs) >= accountLocCache || lg.locs == nil {
+		lg.oldLocs, lg.locs = lg.locs, make(map[solana.PublicKey]cachedLoc, 1024)
+	}
+	lg.locs[key] = cachedLoc{loc, ok}
+	lg.locMu.Unlock()
+}
+
+// cached returns key's cached key-directory entry (found: there is one
+// in the cache; ok: the key has an entry in the directory).
+func (lg *accountLog) cached(key solana.PublicKey) (c cachedLoc, found bool) {
+	lg.locMu.Lock()
+	defer lg.locMu.Unlock()
+	if c, found = lg.locs[key]; !found {
+		c, found = lg.oldLocs[key]
+	}
+	return c, found
+}
+
 // lookupPrev finds the key-directory entry each pending record replaces:
-// the one get last read for the key if it is still valid, else the key
+// the cached one (the last lookup or record of the key), else the key
 // directory's, or an earlier record of the same commit's. It runs under
 // mu held for reading, so that apply holds it for writing only to update
 // memory: at a million accounts most of a slot's records replace records
@@ -462,10 +484,7 @@ func (lg *accountLog) lookupPrev() {
 		if j, ok := seen[p.key]; ok {
 			p.prev, p.had = lg.pending[j].loc, !lg.pending[j].deleted
 		} else {
-			lg.locMu.Lock()
-			c, ok := lg.locs[p.key]
-			lg.locMu.Unlock()
-			if ok {
+			if c, ok := lg.cached(p.key); ok {
 				p.prev, p.had = c.loc, c.ok
 			} else {
 				p.prev, p.had = lg.keydir.get(p.key)
