@@ -923,16 +923,19 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 		// mine reports whether a posting found by addr's prefix alone is
 		// addr's: the one address of its slot with that prefix is the
 		// one its transactions reference.
+		references := func(r *TxRecord) (bool, error) {
+			t, err := r.Transaction()
+			if err != nil {
+				return false, fmt.Errorf("%w: transaction at %d/%d: %v", errCorrupt, r.Slot, r.Index, err)
+			}
+			return slices.Contains(t.Message.AccountKeys, addr), nil
+		}
 		mine := func(slot uint64, p *addrPosting) (bool, error) {
 			r, err := read(slot, p.idxs[0])
 			if err != nil || r == nil {
 				return false, err
 			}
-			t, err := r.Transaction()
-			if err != nil {
-				return false, fmt.Errorf("%w: transaction at %d/%d: %v", errCorrupt, slot, p.idxs[0], err)
-			}
-			return slices.Contains(t.Message.AccountKeys, addr), nil
+			return references(r)
 		}
 		var slot uint64
 		s.mu.RLock()
@@ -1018,11 +1021,9 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 					if v == postingByPrefix {
 						// Every transaction of the posting references its
 						// address: the first one read tells whose it is.
-						t, err := r.Transaction()
-						if err != nil {
-							return fmt.Errorf("%w: transaction at %d/%d: %v", errCorrupt, loc.Slot, loc.Index, err)
-						}
-						if !slices.Contains(t.Message.AccountKeys, addr) {
+						if ok, err := references(r); err != nil {
+							return err
+						} else if !ok {
 							break
 						}
 						v = postingMine

@@ -2,9 +2,7 @@ package ledger
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/gagliardetto/solana-go"
@@ -71,15 +69,19 @@ func (s *boltStore) upgradeHeads(dir, from string) error {
 	}
 	// Whole addresses sort by their first 8 bytes: the addresses that
 	// share them are adjacent, and the new table's entries come out in
-	// order, each prefix with its newest slot.
+	// order, each prefix with its newest slot. The old runs go before the
+	// rename: a kill in between leaves the old base with a prefix of
+	// them, which the next open's upgrade completes from history.
 	shared := map[solana.PublicKey]uint64{}
 	err = writeBase(filepath.Join(dir, "heads"), headCodec.magic, binary.LittleEndian.AppendUint64(nil, tip), !s.noSync, func(emit func(k, v []byte)) {
 		var last solana.PublicKey
 		var lastSlot, newest uint64
+		var val [8]byte
 		n := 0
 		flush := func() {
 			if n > 0 {
-				emit(last[:8], binary.LittleEndian.AppendUint64(nil, newest))
+				headCodec.putVal(val[:], newest)
+				emit(last[:8], val[:])
 			}
 		}
 		old.each(func(a solana.PublicKey, slot uint64) bool {
@@ -95,17 +97,7 @@ func (s *boltStore) upgradeHeads(dir, from string) error {
 			return true
 		})
 		flush()
-	}, func() error {
-		// The old runs go first: a kill before the rename leaves the
-		// old base with a prefix of them, which the next open's upgrade
-		// completes from history.
-		for i := len(old.runs) - 1; i >= 0; i-- {
-			if err := os.Remove(old.runs[i].path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return nil
-	})
+	}, old.removeRuns)
 	if cerr := old.close(); err == nil {
 		err = cerr
 	}

@@ -659,14 +659,7 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) 
 			}
 			return true
 		})
-	}, func() error {
-		for i := len(t.runs) - 1; i >= 0; i-- {
-			if err := os.Remove(t.runs[i].path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return nil
-	})
+	}, t.removeRuns)
 	if err != nil {
 		return nil, err
 	}
@@ -676,6 +669,17 @@ func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) 
 	}
 	t.written.Add(nt.size)
 	return nt, nil
+}
+
+// removeRuns removes the files of t's runs, newest first, so that a
+// kill part way leaves the base with an unbroken prefix of them.
+func (t *sortedTable[K, V]) removeRuns() error {
+	for i := len(t.runs) - 1; i >= 0; i-- {
+		if err := os.Remove(t.runs[i].path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeBase writes a table base at path through a temporary file: the
