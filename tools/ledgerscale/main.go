@@ -10,7 +10,13 @@
 //     clients, the clock stopping when getSignatureStatuses shows every
 //     one confirmed; with p50/p99 from send to confirmed;
 //   - disk written per transfer: the server's write_bytes
-//     (/proc/PID/io) over that phase, divided by N;
+//     (/proc/PID/io) over that phase, divided by N; and what the block
+//     device holding the work directory wrote over the phase
+//     (/sys/dev/block/MAJ:MIN/stat, every process, the file system's
+//     journal included), divided by N: on kernels whose page cache uses
+//     large folios, write_bytes counts a whole folio (up to 2 MiB) for
+//     each 4 KiB page rewritten in place, so the device figure is the one
+//     to read on a machine where nothing else writes;
 //   - the server's CPU time per transfer and its peak RSS during the phase
 //     (VmHWM after resetting it through /proc/PID/clear_refs);
 //   - ledger.db size and bytes per stored transaction (size over
@@ -140,18 +146,24 @@ type fillState struct {
 
 // row is one size's measurements.
 type row struct {
-	Accounts    int     `json:"accounts"`
-	Batch       int     `json:"batch"`
-	Transfers   int     `json:"transfers"`
-	TPS         float64 `json:"tps"`
-	P50ms       float64 `json:"p50Ms"`
-	P99ms       float64 `json:"p99Ms"`
-	WritePerTx  float64 `json:"writeBytesPerTransfer"`
-	ServerCPUus float64 `json:"serverCpuUsPerTransfer"`
-	PeakRSS     int64   `json:"peakRssBytes"`
-	DBSize      int64   `json:"ledgerDbBytes"`
-	StoredTxs   uint64  `json:"storedTransactions"`
-	BytesPerTx  float64 `json:"bytesPerStoredTx"`
+	Accounts   int     `json:"accounts"`
+	Batch      int     `json:"batch"`
+	Transfers  int     `json:"transfers"`
+	TPS        float64 `json:"tps"`
+	P50ms      float64 `json:"p50Ms"`
+	P99ms      float64 `json:"p99Ms"`
+	WritePerTx float64 `json:"writeBytesPerTransfer"`
+	// DeviceWritePerTx is what the disk holding the work directory wrote
+	// over the phase, per transfer (every process, the file system's
+	// journal included; -1 where the kernel does not say): on kernels that
+	// count whole large folios in write_bytes, the closer figure to what
+	// reached the disk.
+	DeviceWritePerTx float64 `json:"deviceWriteBytesPerTransfer"`
+	ServerCPUus      float64 `json:"serverCpuUsPerTransfer"`
+	PeakRSS          int64   `json:"peakRssBytes"`
+	DBSize           int64   `json:"ledgerDbBytes"`
+	StoredTxs        uint64  `json:"storedTransactions"`
+	BytesPerTx       float64 `json:"bytesPerStoredTx"`
 	// HistoryBytes and StateBytes split the stopped base ledger's bytes
 	// (splitSizes); HistoryPerTx is HistoryBytes over StoredTxs.
 	HistoryBytes   int64     `json:"historyBytes"`
@@ -242,8 +254,8 @@ func run(o options) error {
 			rows[i].HistoryBytes, rows[i].StateBytes, rows[i].HistoryPerTx = last.HistoryBytes, last.StateBytes, last.HistoryPerTx
 		}
 		for _, r := range rows[len(rows)-len(o.batches):] {
-			fmt.Printf("L=%d batch %d: %.0f tx/s, p50 %.0f ms, p99 %.0f ms, %.0f B written/transfer, %.1f server cpu-µs/transfer, peak RSS %s, ledger.db %s (%.0f B/tx over %d tx; history %.0f B/tx, state %.0f B/account), restart %v ms (cpu %v ms), idle RSS %s, load %s\n",
-				r.Accounts, r.Batch, r.TPS, r.P50ms, r.P99ms, r.WritePerTx, r.ServerCPUus, mib(r.PeakRSS), mib(r.DBSize), r.BytesPerTx, r.StoredTxs,
+			fmt.Printf("L=%d batch %d: %.0f tx/s, p50 %.0f ms, p99 %.0f ms, %.0f B written/transfer (device %.0f B), %.1f server cpu-µs/transfer, peak RSS %s, ledger.db %s (%.0f B/tx over %d tx; history %.0f B/tx, state %.0f B/account), restart %v ms (cpu %v ms), idle RSS %s, load %s\n",
+				r.Accounts, r.Batch, r.TPS, r.P50ms, r.P99ms, r.WritePerTx, r.DeviceWritePerTx, r.ServerCPUus, mib(r.PeakRSS), mib(r.DBSize), r.BytesPerTx, r.StoredTxs,
 				r.HistoryPerTx, float64(r.StateBytes)/float64(r.Accounts), r.RestartMs, r.RestartCPUms, mib(r.IdleRSS), r.Load)
 		}
 	}
@@ -273,6 +285,12 @@ func printTable(rows []row) {
 	line("transfers/s over JSON-RPC until confirmed", func(r row) string { return fmt.Sprintf("%.1fk", r.TPS/1000) })
 	line("p99 to confirmed", func(r row) string { return fmt.Sprintf("%.2f s", r.P99ms/1000) })
 	line("disk written per transfer", func(r row) string { return fmt.Sprintf("%.1f KiB", r.WritePerTx/1024) })
+	line("device written per transfer (whole disk)", func(r row) string {
+		if r.DeviceWritePerTx < 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f KiB", r.DeviceWritePerTx/1024)
+	})
 	line("base ledger on disk (bytes per stored tx)", func(r row) string {
 		return fmt.Sprintf("%s (%.0f)", mib(r.DBSize), r.BytesPerTx)
 	})
@@ -713,7 +731,7 @@ func (w *world) measure(srv *server, st *fillState, filled, batch int, o options
 	if err := resetPeakRSS(pid); err != nil {
 		return fmt.Errorf("reset peak RSS: %w", err)
 	}
-	wb0, cpu0 := loadgen.DiskWritten(pid), procCPU(pid)
+	wb0, dev0, cpu0 := loadgen.DiskWritten(pid), loadgen.DeviceWritten(srv.dir), procCPU(pid)
 	clients := o.clients
 	if batch > 1 {
 		clients = o.batchCli
@@ -722,7 +740,7 @@ func (w *world) measure(srv *server, st *fillState, filled, batch int, o options
 	if err != nil {
 		return err
 	}
-	wb1, cpu1 := loadgen.DiskWritten(pid), procCPU(pid)
+	wb1, dev1, cpu1 := loadgen.DiskWritten(pid), loadgen.DeviceWritten(srv.dir), procCPU(pid)
 	r.PeakRSS = procStatus(pid, "VmHWM")
 	if res.Failed > 0 {
 		return fmt.Errorf("%d of %d transfers failed: %s", res.Failed, len(txs), res.FirstError)
@@ -732,6 +750,10 @@ func (w *world) measure(srv *server, st *fillState, filled, batch int, o options
 	r.P50ms = float64(res.Percentile(50).Microseconds()) / 1000
 	r.P99ms = float64(res.Percentile(99).Microseconds()) / 1000
 	r.WritePerTx = float64(wb1-wb0) / float64(res.Confirmed)
+	r.DeviceWritePerTx = -1
+	if dev0 >= 0 && dev1 >= 0 {
+		r.DeviceWritePerTx = float64(dev1-dev0) / float64(res.Confirmed)
+	}
 	r.ServerCPUus = float64((cpu1 - cpu0).Microseconds()) / float64(res.Confirmed)
 	if err := call(srv.rpc, "getTransactionCount", []any{map[string]string{"commitment": "confirmed"}}, &r.StoredTxs); err != nil {
 		return err
