@@ -1,8 +1,12 @@
 package ledger
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
@@ -95,5 +99,55 @@ func TestCloseWritesRuns(t *testing.T) {
 	}
 	if rewrites < 2*len(bases) {
 		t.Fatalf("%d base rewrites, want every table's twice", rewrites)
+	}
+}
+
+// TestCloseLogsStorageWrites checks the close's log line of what the run
+// wrote, by part: the figures are the store's own counters at the close,
+// and a memory ledger, which writes nothing, logs none.
+func TestCloseLogsStorageWrites(t *testing.T) {
+	for _, durable := range []bool{true, false} {
+		var logs bytes.Buffer
+		cfg := Config{Name: "closelog", NoSync: true, FinalityDepth: 1, ManualSlots: true,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+		if durable {
+			cfg.DataDir = t.TempDir()
+		}
+		l, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fundedWallet(t, l, 1_000_000_000)
+		if _, err := l.AdvanceSlot(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		w := l.StorageWrites()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var line string
+		for _, s := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(s, `msg="ledger closing"`) {
+				line = s
+			}
+		}
+		if !durable {
+			if line != "" {
+				t.Fatalf("memory ledger logged storage writes: %s", line)
+			}
+			continue
+		}
+		if w.AccountRecords <= 0 || w.Database <= 0 {
+			t.Fatalf("nothing counted before the close: %+v", w)
+		}
+		for name, v := range map[string]int64{
+			"account_records_bytes": w.AccountRecords, "account_cleaning_bytes": w.AccountCleaning,
+			"key_directory_bytes": w.KeyDirectory, "signatures_bytes": w.Signatures,
+			"heads_bytes": w.Heads, "database_bytes": w.Database,
+		} {
+			if want := name + "=" + strconv.FormatInt(v, 10); !strings.Contains(line, want) {
+				t.Errorf("close log %q lacks %s", line, want)
+			}
+		}
 	}
 }

@@ -883,6 +883,14 @@ func (l *Ledger) Close() error {
 	l.subs.closeAll()
 	l.obs.closeAll()
 	l.broadcast()
+	if _, durable := l.store.(*boltStore); durable {
+		// What this run wrote, by part: where a long-running node's disk
+		// writes went (the close's own table runs come after).
+		w := l.StorageWrites()
+		l.log.Info("ledger closing", "slot", l.Slot(Confirmed), "account_records_bytes", w.AccountRecords,
+			"account_cleaning_bytes", w.AccountCleaning, "key_directory_bytes", w.KeyDirectory,
+			"signatures_bytes", w.Signatures, "heads_bytes", w.Heads, "database_bytes", w.Database)
+	}
 	if err := l.store.close(); err != nil {
 		return fmt.Errorf("close ledger %s: %w", l.cfg.Name, err)
 	}

@@ -258,10 +258,40 @@ func run(o options) error {
 				r.Accounts, r.Batch, r.TPS, r.P50ms, r.P99ms, r.WritePerTx, r.DeviceWritePerTx, r.ServerCPUus, mib(r.PeakRSS), mib(r.DBSize), r.BytesPerTx, r.StoredTxs,
 				r.HistoryPerTx, float64(r.StateBytes)/float64(r.Accounts), r.RestartMs, r.RestartCPUms, mib(r.IdleRSS), r.Load)
 		}
+		if len(o.batches) > 1 {
+			fmt.Println(phaseMeans(rows[len(rows)-len(o.batches):]))
+		}
 	}
 	printTable(rows)
 	b, _ := json.MarshalIndent(rows, "", "  ")
 	return os.WriteFile(filepath.Join(o.dir, fmt.Sprintf("results-%s.json", time.Now().UTC().Format("20060102T150405"))), b, 0o644)
+}
+
+// phaseMeans summarizes several phases at one size: the table rewrites of
+// a large ledger come due every few hundred thousand changes, so the
+// bytes written per transfer of one 100 000-transfer phase swing with
+// whether a rewrite fell into it; over enough phases (-batch 16,16,...)
+// the mean is the amortized cost.
+func phaseMeans(rows []row) string {
+	var n, written, device float64
+	for _, r := range rows {
+		t := float64(r.Transfers)
+		n += t
+		written += r.WritePerTx * t
+		if device >= 0 && r.DeviceWritePerTx >= 0 {
+			device += r.DeviceWritePerTx * t
+		} else {
+			device = -1
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("L=%d over %d phases: no transfers", rows[0].Accounts, len(rows))
+	}
+	dev := "n/a"
+	if device >= 0 {
+		dev = fmt.Sprintf("%.0f B", device/n)
+	}
+	return fmt.Sprintf("L=%d over %d phases (%.0f transfers): %.0f B written/transfer (device %s)", rows[0].Accounts, len(rows), n, written/n, dev)
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
