@@ -159,11 +159,16 @@ type row struct {
 	// count whole large folios in write_bytes, the closer figure to what
 	// reached the disk.
 	DeviceWritePerTx float64 `json:"deviceWriteBytesPerTransfer"`
-	ServerCPUus      float64 `json:"serverCpuUsPerTransfer"`
-	PeakRSS          int64   `json:"peakRssBytes"`
-	DBSize           int64   `json:"ledgerDbBytes"`
-	StoredTxs        uint64  `json:"storedTransactions"`
-	BytesPerTx       float64 `json:"bytesPerStoredTx"`
+	// StorageWritesPerTx is what the base ledger said it wrote, by part
+	// ("ledger closing" in serve.log: account records, cleaning, each
+	// table, bbolt), over the phases at this size, per transfer; on the
+	// last row of a size.
+	StorageWritesPerTx map[string]float64 `json:"storageWritesPerTransfer,omitempty"`
+	ServerCPUus        float64            `json:"serverCpuUsPerTransfer"`
+	PeakRSS            int64              `json:"peakRssBytes"`
+	DBSize             int64              `json:"ledgerDbBytes"`
+	StoredTxs          uint64             `json:"storedTransactions"`
+	BytesPerTx         float64            `json:"bytesPerStoredTx"`
 	// HistoryBytes and StateBytes split the stopped base ledger's bytes
 	// (splitSizes); HistoryPerTx is HistoryBytes over StoredTxs.
 	HistoryBytes   int64     `json:"historyBytes"`
@@ -229,6 +234,18 @@ func run(o options) error {
 			}
 			fmt.Printf("filled to %d at %.0f tx/s\n", target, tps)
 		}
+		// A fresh process for the phases, so the base ledger's account of
+		// what it wrote when it next stops covers them alone (not the
+		// fill).
+		if o.restarts > 0 {
+			if err := srv.stop(); err != nil {
+				return err
+			}
+			if err := srv.start(); err != nil {
+				return err
+			}
+		}
+		logStart := fileSize(filepath.Join(o.dir, "serve.log"))
 		for i, batch := range o.batches {
 			if i > 0 {
 				r = row{Accounts: target}
@@ -249,6 +266,22 @@ func run(o options) error {
 			return err
 		}
 		last.HistoryPerTx = float64(last.HistoryBytes) / float64(max(last.StoredTxs, 1))
+		if o.restarts > 0 {
+			b, err := os.ReadFile(filepath.Join(o.dir, "serve.log"))
+			if err != nil {
+				return err
+			}
+			transfers := 0
+			for _, r := range rows[len(rows)-len(o.batches):] {
+				transfers += r.Transfers
+			}
+			if w := closingWrites(string(b[min(logStart, int64(len(b))):]), "base"); w != nil && transfers > 0 {
+				last.StorageWritesPerTx = map[string]float64{}
+				for k, v := range w {
+					last.StorageWritesPerTx[k] = float64(v) / float64(transfers)
+				}
+			}
+		}
 		for i := len(rows) - len(o.batches); i < len(rows)-1; i++ {
 			rows[i].RestartMs, rows[i].RestartCPUms, rows[i].IdleRSS = last.RestartMs, last.RestartCPUms, last.IdleRSS
 			rows[i].HistoryBytes, rows[i].StateBytes, rows[i].HistoryPerTx = last.HistoryBytes, last.StateBytes, last.HistoryPerTx
@@ -257,6 +290,9 @@ func run(o options) error {
 			fmt.Printf("L=%d batch %d: %.0f tx/s, p50 %.0f ms, p99 %.0f ms, %.0f B written/transfer (device %.0f B), %.1f server cpu-µs/transfer, peak RSS %s, ledger.db %s (%.0f B/tx over %d tx; history %.0f B/tx, state %.0f B/account), restart %v ms (cpu %v ms), idle RSS %s, load %s\n",
 				r.Accounts, r.Batch, r.TPS, r.P50ms, r.P99ms, r.WritePerTx, r.DeviceWritePerTx, r.ServerCPUus, mib(r.PeakRSS), mib(r.DBSize), r.BytesPerTx, r.StoredTxs,
 				r.HistoryPerTx, float64(r.StateBytes)/float64(r.Accounts), r.RestartMs, r.RestartCPUms, mib(r.IdleRSS), r.Load)
+		}
+		if w := rows[len(rows)-1].StorageWritesPerTx; w != nil {
+			fmt.Println(storageLine(target, w))
 		}
 		if len(o.batches) > 1 {
 			fmt.Println(phaseMeans(rows[len(rows)-len(o.batches):]))
@@ -292,6 +328,65 @@ func phaseMeans(rows []row) string {
 		dev = fmt.Sprintf("%.0f B", device/n)
 	}
 	return fmt.Sprintf("L=%d over %d phases (%.0f transfers): %.0f B written/transfer (device %s)", rows[0].Accounts, len(rows), n, written/n, dev)
+}
+
+// storageParts are the fields of the ledger's close log, in the order
+// storageLine prints them.
+var storageParts = []struct{ field, name string }{
+	{"account_records_bytes", "account records"},
+	{"account_cleaning_bytes", "cleaning"},
+	{"key_directory_bytes", "key directory"},
+	{"signatures_bytes", "signatures"},
+	{"heads_bytes", "heads"},
+	{"database_bytes", "bbolt"},
+}
+
+// closingWrites finds the first "ledger closing" line of the named ledger
+// in log (ferry serve's text log) and returns its byte counts by field,
+// or nil if there is none.
+func closingWrites(log, ledger string) map[string]int64 {
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `msg="ledger closing"`) || !strings.Contains(line, " ledger="+ledger+" ") {
+			continue
+		}
+		out := map[string]int64{}
+		for _, kv := range strings.Fields(line) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || !strings.HasSuffix(k, "_bytes") {
+				continue
+			}
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				out[k] = n
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// storageLine prints what the base ledger wrote per transfer, by part.
+func storageLine(accounts int, w map[string]float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "L=%d the base ledger wrote per transfer:", accounts)
+	sum := 0.0
+	for i, p := range storageParts {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %s %.0f B", p.name, w[p.field])
+		sum += w[p.field]
+	}
+	fmt.Fprintf(&b, " (sum %.0f B)", sum)
+	return b.String()
+}
+
+// fileSize is path's size, 0 if it cannot be read.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
@@ -383,7 +478,7 @@ func (s *server) startTimed() (time.Duration, time.Duration, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	args := append([]string{"serve", "--data", filepath.Join(s.dir, "data"), "--no-demo", "--log-level", "warn", "--addr-file", addr,
+	args := append([]string{"serve", "--data", filepath.Join(s.dir, "data"), "--no-demo", "--log-level", "info", "--addr-file", addr,
 		"--api-addr", "127.0.0.1:0", "--rpc-addr", "127.0.0.1:0", "--ephemeral-addr", "127.0.0.1:0", "--router-addr", "127.0.0.1:0"}, s.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

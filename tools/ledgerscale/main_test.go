@@ -36,3 +36,34 @@ func TestPhaseMeans(t *testing.T) {
 		}
 	}
 }
+
+func TestClosingWrites(t *testing.T) {
+	log := `time=2026-11-29T10:14:40Z level=INFO msg="ledger resumed" ledger=base slot=1180
+time=2026-11-29T10:14:43Z level=INFO msg="ledger closing" ledger=ephemeral slot=14448 account_records_bytes=32220 database_bytes=11816960
+time=2026-11-29T10:14:43Z level=INFO msg="ledger closing" ledger=base slot=1784 account_records_bytes=215846078 account_cleaning_bytes=35624626 key_directory_bytes=106767105 signatures_bytes=82693579 heads_bytes=52881916 database_bytes=469536768
+time=2026-11-29T10:15:43Z level=INFO msg="ledger closing" ledger=base slot=1790 account_records_bytes=1 database_bytes=2
+`
+	got := closingWrites(log, "base")
+	want := map[string]int64{
+		"account_records_bytes": 215846078, "account_cleaning_bytes": 35624626, "key_directory_bytes": 106767105,
+		"signatures_bytes": 82693579, "heads_bytes": 52881916, "database_bytes": 469536768,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d", k, got[k], v)
+		}
+	}
+	if w := closingWrites(log, "ephemeral"); w["account_records_bytes"] != 32220 || w["database_bytes"] != 11816960 {
+		t.Errorf("ephemeral: %v", w)
+	}
+	if w := closingWrites(`msg="ledger resumed" ledger=base`, "base"); w != nil {
+		t.Errorf("no closing line: got %v", w)
+	}
+	line := storageLine(1000000, map[string]float64{"account_records_bytes": 180, "database_bytes": 391.4})
+	if want := "L=1000000 the base ledger wrote per transfer: account records 180 B, cleaning 0 B, key directory 0 B, signatures 0 B, heads 0 B, bbolt 391 B (sum 571 B)"; line != want {
+		t.Errorf("storageLine:\n got %q\nwant %q", line, want)
+	}
+}
