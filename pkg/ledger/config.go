@@ -148,6 +148,9 @@ type Config struct {
 	tableRewriteMin int
 	// tableRunChanges overrides tableRunChanges (tests write runs often).
 	tableRunChanges int
+	// statusWarmGate, if set, holds the status cache's warm-up after an
+	// open until it is closed (tests of the lookups that stand in meanwhile).
+	statusWarmGate chan struct{}
 	// nestedValueMin overrides nestedValueMin (tests nest every value).
 	nestedValueMin int
 	// legacyPostings makes the durable store write address postings in

@@ -58,6 +58,11 @@ type Ledger struct {
 	recent  []*blockHeader // recent frozen blocks, ascending
 	hashes  map[solana.Hash]uint64
 	status  statusCache
+	// statusWarm is not nil while the status cache is being filled after
+	// an open (startStatusWarmup): it holds only what was processed
+	// since, and recentStatus looks the recent blocks' signatures up in
+	// history. The warm-up goroutine is the other writer of status.
+	statusWarm *statusWarmup
 	txCount uint64 // processed transactions, all time
 	owners  *keyIndex
 	mints   *keyIndex
@@ -106,6 +111,9 @@ type Ledger struct {
 	// while there are any, the persister holds no empty slot back, and a
 	// send on flushCh makes it commit those it holds (wantDurable).
 	confirmWaiters atomic.Int32
+	// warmDone is closed when the status cache's warm-up has ended (nil
+	// if there was none).
+	warmDone chan struct{}
 	flushCh        chan struct{}
 
 	notifyMu sync.Mutex
@@ -315,7 +323,7 @@ func (l *Ledger) init() error {
 		l.recent = append(l.recent, h)
 		l.hashes[h.hash] = h.height
 	}
-	l.status.fill(st.recent)
+	l.startStatusWarmup(st.recent)
 	tip := l.recent[len(l.recent)-1]
 	l.txCount = tip.txCount
 	l.capital, l.capBase = st.capital, st.capital
@@ -568,6 +576,14 @@ func (l *Ledger) freeze() {
 		}
 		for _, s := range old.sigs {
 			l.status.deleteAt(s, old.slot)
+		}
+		if w := l.statusWarm; w != nil {
+			// The table being filled holds these too: drop them from it
+			// once it is in place, and from what history stands in for.
+			for _, s := range old.sigs {
+				w.evicted = append(w.evicted, evictedStatus{s, old.slot})
+			}
+			w.horizon = max(w.horizon, old.slot+1)
 		}
 		old.sigs = nil
 	}
@@ -879,6 +895,9 @@ func (l *Ledger) Close() error {
 	close(l.quit)
 	<-l.loopDone
 	<-l.persistDone
+	if l.warmDone != nil {
+		<-l.warmDone
+	}
 	l.verifier.stop()
 	l.subs.closeAll()
 	l.obs.closeAll()

@@ -276,7 +276,7 @@ type bankSource struct{ l *Ledger }
 
 func (s bankSource) get(k solana.PublicKey) *Account { return s.l.bank.get(k) }
 func (s bankSource) seen(sig solana.Signature) bool {
-	_, ok := s.l.status.get(statusKeyOf(sig))
+	_, ok := s.l.recentStatus(sig)
 	return ok
 }
 
@@ -288,7 +288,7 @@ type viewSource struct {
 
 func (s viewSource) get(k solana.PublicKey) *Account { return s.l.accountAt(k, s.cut) }
 func (s viewSource) seen(sig solana.Signature) bool {
-	e, ok := s.l.status.get(statusKeyOf(sig))
+	e, ok := s.l.recentStatus(sig)
 	return ok && e.slot <= s.cut
 }
 
