@@ -63,9 +63,9 @@ type Ledger struct {
 	// since, and recentStatus looks the recent blocks' signatures up in
 	// history. The warm-up goroutine is the other writer of status.
 	statusWarm *statusWarmup
-	txCount uint64 // processed transactions, all time
-	owners  *keyIndex
-	mints   *keyIndex
+	txCount    uint64 // processed transactions, all time
+	owners     *keyIndex
+	mints      *keyIndex
 	// delegates indexes token accounts by approved delegate, programs all
 	// accounts by owning program (bank.go).
 	delegates *keyIndex
@@ -114,7 +114,7 @@ type Ledger struct {
 	// warmDone is closed when the status cache's warm-up has ended (nil
 	// if there was none).
 	warmDone chan struct{}
-	flushCh        chan struct{}
+	flushCh  chan struct{}
 
 	notifyMu sync.Mutex
 	notifyCh chan struct{}
