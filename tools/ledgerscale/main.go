@@ -17,6 +17,11 @@
 //     large folios, write_bytes counts a whole folio (up to 2 MiB) for
 //     each 4 KiB page rewritten in place, so the device figure is the one
 //     to read on a machine where nothing else writes;
+//   - what the base ledger wrote per transfer over a size's phases, by
+//     part (account records, cleaning, each table, bbolt): the ledger logs
+//     its counters when it closes, so with -restarts of at least 1 the
+//     server is restarted before the phases and the line its stop after
+//     them writes to serve.log is read (serve runs at --log-level info);
 //   - the server's CPU time per transfer and its peak RSS during the phase
 //     (VmHWM after resetting it through /proc/PID/clear_refs);
 //   - ledger.db size and bytes per stored transaction (size over
