@@ -185,6 +185,9 @@ type boltStore struct {
 	mu    sync.RWMutex
 	sigs  *sortedTable[uint64, uint64]
 	heads *sortedTable[uint64, uint64]
+	// sigsRewrite and headsRewrite are the tables' rewrites in progress
+	// (saveTables; the persister's).
+	sigsRewrite, headsRewrite *tableRewrite[uint64, uint64]
 	// prefixChainsFrom and legacyHeads serve addresses whose first 8
 	// bytes another address of history shared before ferry-ledger-6
 	// (headsupgrade.go); both are zero in any other directory.
@@ -355,53 +358,117 @@ func tableSlot(meta []byte) uint64 {
 
 // saveTables rewrites the tables whose changes are due, or writes their
 // changes in memory as a run when enough accumulated, as of the tip
-// slot. With flush (a clean close) every change in memory is written, as
-// a run unless the base is due or already carries tableMaxRuns, so a
-// restart replays nothing. The files are written while readers go on.
+// slot. A rewrite runs beside the commits (tableRewrite): a base of tens
+// of MB takes about a second to merge and sync, which in the commit path
+// held up every confirmation behind it; the next commits adopt it once it
+// is done. With flush (a clean close) it waits for one in progress, and
+// every change in memory is written, as a run unless the base is due or
+// already carries tableMaxRuns, so a restart replays nothing. The files
+// are written while readers go on.
 func (s *boltStore) saveTables(flush bool) error {
 	meta := binary.LittleEndian.AppendUint64(nil, s.tip)
 	due := func(c, n, runs int) bool {
 		return c >= max(n/2, s.rewriteMin) || (flush && c > 0 && runs >= tableMaxRuns)
 	}
-	if due(s.sigs.changes(), s.sigs.entries(), s.sigs.runCount()) {
-		s.mu.RLock()
-		// Signatures of pruned slots are left out.
-		nt, err := s.sigs.write(meta, !s.noSync, func(_, loc uint64) bool { return loc>>32 >= s.first })
-		s.mu.RUnlock()
-		if err != nil {
+	if s.sigsRewrite != nil {
+		if done, err := s.sigsRewrite.finish(&s.mu, s.sigs, flush); err != nil {
 			return err
+		} else if done {
+			s.sigsRewrite = nil
 		}
-		s.mu.Lock()
-		err = s.sigs.replace(nt)
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
-	} else if _, err := saveRun(&s.mu, s.sigs, func() []byte { return meta }, !s.noSync, flush); err != nil {
-		return err
 	}
-	if n := s.heads.entries(); due(s.heads.changes(), n, s.heads.runCount()) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
-		s.mu.RLock()
+	if s.sigsRewrite == nil {
+		// Signatures of pruned slots are left out.
+		first := s.first
+		keep := func(_, loc uint64) bool { return loc>>32 >= first }
+		if !due(s.sigs.changes(), s.sigs.entries(), s.sigs.runCount()) {
+			if _, err := saveRun(&s.mu, s.sigs, func() []byte { return meta }, !s.noSync, flush); err != nil {
+				return err
+			}
+		} else if s.sigsRewrite = startRewrite(&s.mu, s.sigs, meta, !s.noSync, keep); flush {
+			if _, err := s.sigsRewrite.finish(&s.mu, s.sigs, true); err != nil {
+				return err
+			}
+			s.sigsRewrite = nil
+		}
+	}
+	if s.headsRewrite != nil {
+		if done, err := s.headsRewrite.finish(&s.mu, s.heads, flush); err != nil {
+			return err
+		} else if done {
+			s.headsRewrite = nil
+		}
+	}
+	if s.headsRewrite == nil {
 		// An address whose newest posting was pruned has no history left.
-		nt, err := s.heads.write(meta, !s.noSync, func(_, slot uint64) bool { return slot >= s.first })
-		s.mu.RUnlock()
-		if err != nil {
+		first := s.first
+		keep := func(_, slot uint64) bool { return slot >= first }
+		if n := s.heads.entries(); due(s.heads.changes(), n, s.heads.runCount()) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
+			// The new base covers the slots up to now; a replay after a
+			// crash once it is adopted starts there.
+			s.headsTxs = 0
+			if s.headsRewrite = startRewrite(&s.mu, s.heads, meta, !s.noSync, keep); flush {
+				if _, err := s.headsRewrite.finish(&s.mu, s.heads, true); err != nil {
+					return err
+				}
+				s.headsRewrite = nil
+			}
+		} else if wrote, err := saveRun(&s.mu, s.heads, func() []byte { return meta }, !s.noSync, flush); err != nil {
 			return err
+		} else if wrote {
+			// A replay after a crash starts at the run's slot.
+			s.headsTxs = 0
 		}
-		s.mu.Lock()
-		err = s.heads.replace(nt)
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
-		s.headsTxs = 0
-	} else if wrote, err := saveRun(&s.mu, s.heads, func() []byte { return meta }, !s.noSync, flush); err != nil {
-		return err
-	} else if wrote {
-		// A replay after a crash starts at the run's slot.
-		s.headsTxs = 0
 	}
 	return nil
+}
+
+// tableRewrite is a rewrite of one of the store's tables in progress: the
+// changes in memory were frozen, and a goroutine merges them with the
+// base and the runs into a new base. Until the owner adopts it, lookups
+// see the frozen changes and no run is written (a run would name the old
+// base). A kill before the new base is renamed into place leaves the old
+// one with its runs, or a prefix of them; the replay from history
+// completes either.
+type tableRewrite[K comparable, V any] struct {
+	done chan struct{}
+	nt   *sortedTable[K, V]
+	err  error
+}
+
+// startRewrite freezes t's changes in memory and starts writing the new
+// base with meta.
+func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool, keep func(K, V) bool) *tableRewrite[K, V] {
+	mu.Lock()
+	t.freeze()
+	mu.Unlock()
+	rw := &tableRewrite[K, V]{done: make(chan struct{})}
+	go func() {
+		defer close(rw.done)
+		rw.nt, rw.err = t.writeFrozen(meta, sync, keep)
+	}()
+	return rw
+}
+
+// finish adopts the new base if it is written, waiting for it with wait,
+// and reports whether the rewrite is over.
+func (rw *tableRewrite[K, V]) finish(mu *sync.RWMutex, t *sortedTable[K, V], wait bool) (bool, error) {
+	if wait {
+		<-rw.done
+	} else {
+		select {
+		case <-rw.done:
+		default:
+			return false, nil
+		}
+	}
+	if rw.err != nil {
+		return true, rw.err
+	}
+	mu.Lock()
+	err := t.adopt(rw.nt)
+	mu.Unlock()
+	return true, err
 }
 
 // saveRun writes t's changes in memory as a run when enough of them
@@ -1061,7 +1128,15 @@ func (s *boltStore) putMeta(key string, val []byte) error {
 func (s *boltStore) close() error {
 	var errs []error
 	if s.sigs != nil && s.heads != nil {
-		errs = append(errs, s.saveTables(true), s.sigs.close(), s.heads.close())
+		errs = append(errs, s.saveTables(true))
+		// A rewrite saveTables did not adopt (it stopped at an error)
+		// still reads the files: wait for it before they are unmapped.
+		for _, rw := range []*tableRewrite[uint64, uint64]{s.sigsRewrite, s.headsRewrite} {
+			if rw != nil {
+				<-rw.done
+			}
+		}
+		errs = append(errs, s.sigs.close(), s.heads.close())
 	}
 	if s.codec != nil {
 		s.codec.close()

@@ -65,6 +65,10 @@ type sortedTable[K comparable, V any] struct {
 	n      int
 	size   int64
 	recent map[K]tableChange[V]
+	// frozen are the changes a rewrite in progress merges (freeze,
+	// writeFrozen): lookups read them after recent, and the owner adds
+	// no run until adopt.
+	frozen map[K]tableChange[V]
 	bufs   *sync.Pool
 	// written counts the bytes of the files t wrote (bases and runs);
 	// shared with the table a rewrite replaces t with.
@@ -368,6 +372,9 @@ func (t *sortedTable[K, V]) get(k K) (V, bool) {
 	if c, ok := t.recent[k]; ok {
 		return c.v, !c.deleted
 	}
+	if c, ok := t.frozen[k]; ok {
+		return c.v, !c.deleted
+	}
 	var zero V
 	var kb [64]byte
 	ks := t.codec.keySize
@@ -403,7 +410,7 @@ func (t *sortedTable[K, V]) del(k K) { t.recent[k] = tableChange[V]{deleted: tru
 
 // changes is how many keys changed since the base was written (keys
 // changed again after a run count again).
-func (t *sortedTable[K, V]) changes() int { return len(t.recent) + t.runEntries }
+func (t *sortedTable[K, V]) changes() int { return len(t.recent) + len(t.frozen) + t.runEntries }
 
 // entries is the number of entries in the base.
 func (t *sortedTable[K, V]) entries() int { return t.n }
@@ -423,12 +430,15 @@ func (t *sortedTable[K, V]) runDue() bool {
 
 // sortedRecent encodes the changes in memory as run entries (key | value
 // | flags), sorted by key.
-func (t *sortedTable[K, V]) sortedRecent() []byte {
+func (t *sortedTable[K, V]) sortedRecent() []byte { return t.sortedChanges(t.recent) }
+
+// sortedChanges encodes changes as run entries, sorted by key.
+func (t *sortedTable[K, V]) sortedChanges(changes map[K]tableChange[V]) []byte {
 	c := t.codec
 	ks, e := c.keySize, c.entry()+1
-	out := make([]byte, len(t.recent)*e)
+	out := make([]byte, len(changes)*e)
 	i := 0
-	for k, ch := range t.recent {
+	for k, ch := range changes {
 		ent := out[i*e : (i+1)*e]
 		c.putKey(ent[:ks], k)
 		if ch.deleted {
@@ -531,7 +541,10 @@ func writeTableFile(w io.Writer, magic string, meta []byte, n int, put func(*buf
 // mergeDropBytes of a file, and the rest at the end: a rewrite reads the
 // whole base, which at a million accounts is ~100 MB that would
 // otherwise all count in the process's resident set at once.
-func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
+func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) { t.mergedWith(t.recent, fn) }
+
+// mergedWith is merged with changes in place of the changes in memory.
+func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], fn func(key, val []byte) bool) {
 	ks := t.codec.keySize
 	// Sources by priority: the changes in memory, then the runs newest
 	// first, then the base.
@@ -545,7 +558,7 @@ func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
 		file    *tableFile
 		dropped int
 	}
-	rec := t.sortedRecent()
+	rec := t.sortedChanges(changes)
 	cs := []*cursor{{data: rec, e: t.codec.entry() + 1, flags: true, n: len(rec) / (t.codec.entry() + 1)}}
 	for i := len(t.runs) - 1; i >= 0; i-- {
 		r := t.runs[i]
@@ -651,9 +664,34 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 // place of the old one: a kill in between leaves the old base with a
 // prefix of its runs, which the owner's replay completes.
 func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
+	return t.writeWith(t.recent, meta, sync, keep)
+}
+
+// freeze sets the changes in memory aside for writeFrozen; new changes
+// go to a fresh map. The owner holds its write lock.
+func (t *sortedTable[K, V]) freeze() { t.frozen, t.recent = t.recent, map[K]tableChange[V]{} }
+
+// writeFrozen is write over the base, the runs and the frozen changes
+// only. It reads nothing the owner changes meanwhile (the changes in
+// memory), so it can run while the owner goes on, provided no run is
+// added before adopt takes its result.
+func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
+	return t.writeWith(t.frozen, meta, sync, keep)
+}
+
+// adopt makes t the table writeFrozen returned, keeping the changes
+// made since freeze. The owner holds its write lock.
+func (t *sortedTable[K, V]) adopt(nt *sortedTable[K, V]) error {
+	live := t.recent
+	err := t.replace(nt)
+	t.recent, t.frozen = live, nil
+	return err
+}
+
+func (t *sortedTable[K, V]) writeWith(changes map[K]tableChange[V], meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	c := t.codec
 	err := writeBase(t.path, c.magic, meta, sync, func(emit func(k, v []byte)) {
-		t.merged(func(k, v []byte) bool {
+		t.mergedWith(changes, func(k, v []byte) bool {
 			if keep == nil || keep(c.getKey(k), c.getVal(v)) {
 				emit(k, v)
 			}

@@ -448,3 +448,95 @@ func toFirstRunFormat(t testing.TB, name string, entry int) {
 		t.Fatal(err)
 	}
 }
+
+// TestSortedTableRewriteBeside checks a rewrite that runs beside the
+// table's owner (freeze, writeFrozen, adopt): while it merges, lookups
+// see the frozen changes under the ones made since, which the owner goes
+// on making concurrently; after adopt the table answers as the model
+// does and keeps only the changes made since the freeze in memory; the
+// file written holds the state as of the freeze.
+func TestSortedTableRewriteBeside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t")
+	tbl, err := openTable(path, testTableCodec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl.runAt = 64
+	model := map[uint64]uint64{}
+	rng := rand.New(rand.NewPCG(11, 12))
+	change := func(n int) {
+		for range n {
+			k := rng.Uint64N(600)
+			if rng.IntN(5) == 0 {
+				tbl.del(k)
+				delete(model, k)
+			} else {
+				v := rng.Uint64()
+				tbl.set(k, v)
+				model[k] = v
+			}
+		}
+	}
+	check := func(what string) {
+		t.Helper()
+		for k := uint64(0); k < 600; k++ {
+			v, ok := tbl.get(k)
+			if want, has := model[k]; ok != has || v != want {
+				t.Fatalf("%s: get(%d) = %d, %v; want %d, %v", what, k, v, ok, want, has)
+			}
+		}
+	}
+	for round := 0; round < 5; round++ {
+		// A base, runs on it, changes in memory.
+		change(300)
+		for i := 0; i < 3; i++ {
+			run, err := tbl.writeRun([]byte{byte(round), byte(i)}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl.addRun(run)
+			change(100)
+		}
+		frozenModel := maps.Clone(model)
+		tbl.freeze()
+		check("just frozen")
+		meta := []byte{byte(round), 9}
+		type result struct {
+			nt  *sortedTable[uint64, uint64]
+			err error
+		}
+		done := make(chan result)
+		go func() {
+			nt, err := tbl.writeFrozen(meta, false, nil)
+			done <- result{nt, err}
+		}()
+		// The owner goes on changing the table (not its runs) meanwhile.
+		change(200)
+		check("while merging")
+		r := <-done
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		since := len(tbl.recent)
+		if err := tbl.adopt(r.nt); err != nil {
+			t.Fatal(err)
+		}
+		check("adopted")
+		if tbl.frozen != nil || len(tbl.recent) != since || tbl.runCount() != 0 || tbl.entries() != len(frozenModel) || string(tbl.meta) != string(meta) {
+			t.Fatalf("round %d: after adopt %d changes in memory (want %d), %d runs, %d entries (want %d), meta %v",
+				round, len(tbl.recent), since, tbl.runCount(), tbl.entries(), len(frozenModel), tbl.meta)
+		}
+		// The file alone is the state as of the freeze.
+		onDisk, err := openTable(path, testTableCodec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[uint64]uint64{}
+		onDisk.each(func(k, v uint64) bool { got[k] = v; return true })
+		onDisk.close()
+		if !maps.Equal(got, frozenModel) {
+			t.Fatalf("round %d: the new base holds %d entries, the model at the freeze %d", round, len(got), len(frozenModel))
+		}
+	}
+	tbl.close()
+}
