@@ -1,7 +1,10 @@
 package localnet_test
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,10 +208,22 @@ func TestQueueSplitsAndPaying(t *testing.T) {
 	h := newHarness(t, "", nil)
 	h.setupMint()
 	h.controls()
-	alice, bob := h.wallet(10_000_000), h.wallet(0)
+	alice := h.wallet(10_000_000)
+	// The pieces' delays follow from the recipient (espl.Delay), and the
+	// rollup's clock has whole seconds: the clock below pays exactly the
+	// earliest piece only if no other is due within 2 s of it, so draw
+	// recipients until none is (about one in 75 is not).
+	const minDelay, maxDelay = 2000, 600000
+	var bob ed25519.PrivateKey
+	for apart := false; !apart; {
+		bob = h.wallet(0)
+		d := []uint64{espl.Delay(pub(bob), 0, minDelay, maxDelay), espl.Delay(pub(bob), 1, minDelay, maxDelay), espl.Delay(pub(bob), 2, minDelay, maxDelay)}
+		slices.Sort(d)
+		apart = d[1]-d[0] >= 2000 && d[2]-d[1] >= 2000
+	}
 	h.deposit(alice, 9_000_000)
 	h.transfer(alice, payments.TransferRequest{To: pub(bob).String(), Amount: 3_000_000, Visibility: payments.Private,
-		FromBalance: payments.Ephemeral, ToBalance: payments.Base, Split: ptr(int64(3)), MinDelayMs: "2000", MaxDelayMs: "600000"})
+		FromBalance: payments.Ephemeral, ToBalance: payments.Base, Split: ptr(int64(3)), MinDelayMs: strconv.Itoa(minDelay), MaxDelayMs: strconv.Itoa(maxDelay)})
 	first := h.queueView(`[]`).Queues[0].Entries
 	index := map[uint32]int{}
 	earliest := first[0] // entries are sorted by ready time
