@@ -35,17 +35,7 @@ func TestSortedTable(t *testing.T) {
 	model := map[uint64]uint64{}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for round := 0; round < 30; round++ {
-		for i := 0; i < 200; i++ {
-			k := rng.Uint64N(500)
-			if rng.IntN(4) == 0 {
-				tbl.del(k)
-				delete(model, k)
-			} else {
-				v := rng.Uint64()
-				tbl.set(k, v)
-				model[k] = v
-			}
-		}
+		changeRandomly(tbl, model, rng, 200, 500, 4)
 		switch round % 3 {
 		case 1:
 			nt, err := tbl.write([]byte{byte(round)}, false, nil)
@@ -115,12 +105,7 @@ func TestSortedTableRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	check := func(step int) {
 		t.Helper()
-		for k := uint64(0); k < 700; k++ {
-			v, ok := tbl.get(k)
-			if want, has := model[k]; ok != has || v != want {
-				t.Fatalf("step %d: get(%d) = %d, %v; want %d, %v", step, k, v, ok, want, has)
-			}
-		}
+		checkLookups(t, tbl, model, 700, fmt.Sprint("step ", step))
 		seen, last := 0, -1
 		tbl.each(func(k, v uint64) bool {
 			if model[k] != v || int(k) <= last {
@@ -136,15 +121,7 @@ func TestSortedTableRuns(t *testing.T) {
 	}
 	runsSeen := 0
 	for step := 0; step < 3000; step++ {
-		k := rng.Uint64N(700)
-		if rng.IntN(5) == 0 {
-			tbl.del(k)
-			delete(model, k)
-		} else {
-			v := rng.Uint64()
-			tbl.set(k, v)
-			model[k] = v
-		}
+		changeRandomly(tbl, model, rng, 1, 700, 5)
 		meta := binary.LittleEndian.AppendUint64(nil, uint64(step))
 		switch {
 		case tbl.changes() >= max(tbl.entries()/2, 150):
@@ -464,27 +441,10 @@ func TestSortedTableRewriteBeside(t *testing.T) {
 	tbl.runAt = 64
 	model := map[uint64]uint64{}
 	rng := rand.New(rand.NewPCG(11, 12))
-	change := func(n int) {
-		for range n {
-			k := rng.Uint64N(600)
-			if rng.IntN(5) == 0 {
-				tbl.del(k)
-				delete(model, k)
-			} else {
-				v := rng.Uint64()
-				tbl.set(k, v)
-				model[k] = v
-			}
-		}
-	}
+	change := func(n int) { changeRandomly(tbl, model, rng, n, 600, 5) }
 	check := func(what string) {
 		t.Helper()
-		for k := uint64(0); k < 600; k++ {
-			v, ok := tbl.get(k)
-			if want, has := model[k]; ok != has || v != want {
-				t.Fatalf("%s: get(%d) = %d, %v; want %d, %v", what, k, v, ok, want, has)
-			}
-		}
+		checkLookups(t, tbl, model, 600, what)
 	}
 	for round := 0; round < 5; round++ {
 		// A base, runs on it, changes in memory.
@@ -539,4 +499,31 @@ func TestSortedTableRewriteBeside(t *testing.T) {
 		}
 	}
 	tbl.close()
+}
+
+// changeRandomly applies n random changes to tbl and model alike: sets,
+// and one in delOneIn a deletion, of keys below keys.
+func changeRandomly(tbl *sortedTable[uint64, uint64], model map[uint64]uint64, rng *rand.Rand, n int, keys uint64, delOneIn int) {
+	for range n {
+		k := rng.Uint64N(keys)
+		if rng.IntN(delOneIn) == 0 {
+			tbl.del(k)
+			delete(model, k)
+		} else {
+			v := rng.Uint64()
+			tbl.set(k, v)
+			model[k] = v
+		}
+	}
+}
+
+// checkLookups checks tbl.get against model for every key below keys.
+func checkLookups(t *testing.T, tbl *sortedTable[uint64, uint64], model map[uint64]uint64, keys uint64, what string) {
+	t.Helper()
+	for k := uint64(0); k < keys; k++ {
+		v, ok := tbl.get(k)
+		if want, has := model[k]; ok != has || v != want {
+			t.Fatalf("%s: get(%d) = %d, %v; want %d, %v", what, k, v, ok, want, has)
+		}
+	}
 }
