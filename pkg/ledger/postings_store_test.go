@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
 	bolt "go.etcd.io/bbolt"
@@ -622,6 +623,14 @@ func TestHeadsRewrittenByTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 		last = slot
+	}
+	// The rewrite runs beside the commits and a later commit adopts it:
+	// commit empty slots until one has (bounded; each waits for its sync).
+	for i := 0; i < 1000 && headsSlot() == 0; i++ {
+		if _, err := l.AdvanceSlot(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	s.mu.RLock()
 	changes := s.heads.changes()
