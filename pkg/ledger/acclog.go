@@ -483,12 +483,10 @@ func (lg *accountLog) lookupPrev() {
 		p := &lg.pending[i]
 		if j, ok := seen[p.key]; ok {
 			p.prev, p.had = lg.pending[j].loc, !lg.pending[j].deleted
+		} else if c, ok := lg.cached(p.key); ok {
+			p.prev, p.had = c.loc, c.ok
 		} else {
-			if c, ok := lg.cached(p.key); ok {
-				p.prev, p.had = c.loc, c.ok
-			} else {
-				p.prev, p.had = lg.keydir.get(p.key)
-			}
+			p.prev, p.had = lg.keydir.get(p.key)
 		}
 		seen[p.key] = i
 	}

@@ -370,57 +370,52 @@ func (s *boltStore) saveTables(flush bool) error {
 	due := func(c, n, runs int) bool {
 		return c >= max(n/2, s.rewriteMin) || (flush && c > 0 && runs >= tableMaxRuns)
 	}
-	if s.sigsRewrite != nil {
-		if done, err := s.sigsRewrite.finish(&s.mu, s.sigs, flush); err != nil {
-			return err
-		} else if done {
-			s.sigsRewrite = nil
-		}
+	first := s.first
+	// Signatures of pruned slots are left out.
+	if _, err := saveTable(&s.mu, s.sigs, &s.sigsRewrite, meta, !s.noSync, flush,
+		func() bool { return due(s.sigs.changes(), s.sigs.entries(), s.sigs.runCount()) },
+		func(_, loc uint64) bool { return loc>>32 >= first }); err != nil {
+		return err
 	}
-	if s.sigsRewrite == nil {
-		// Signatures of pruned slots are left out.
-		first := s.first
-		keep := func(_, loc uint64) bool { return loc>>32 >= first }
-		if !due(s.sigs.changes(), s.sigs.entries(), s.sigs.runCount()) {
-			if _, err := saveRun(&s.mu, s.sigs, func() []byte { return meta }, !s.noSync, flush); err != nil {
-				return err
-			}
-		} else if s.sigsRewrite = startRewrite(&s.mu, s.sigs, meta, !s.noSync, keep); flush {
-			if _, err := s.sigsRewrite.finish(&s.mu, s.sigs, true); err != nil {
-				return err
-			}
-			s.sigsRewrite = nil
-		}
+	// An address whose newest posting was pruned has no history left.
+	newFile, err := saveTable(&s.mu, s.heads, &s.headsRewrite, meta, !s.noSync, flush,
+		func() bool {
+			n, c := s.heads.entries(), s.heads.changes()
+			return due(c, n, s.heads.runCount()) || (c > 0 && s.headsTxs >= max(n/2, s.rewriteMin))
+		},
+		func(_, slot uint64) bool { return slot >= first })
+	if newFile {
+		// A replay after a crash starts at the new file's slot (a run's,
+		// or the rewritten base's once it is adopted).
+		s.headsTxs = 0
 	}
-	if s.headsRewrite != nil {
-		if done, err := s.headsRewrite.finish(&s.mu, s.heads, flush); err != nil {
-			return err
-		} else if done {
-			s.headsRewrite = nil
+	return err
+}
+
+// saveTable is saveTables for one table: it adopts the rewrite in
+// progress (*rw) once written (with flush, waiting for it); then, unless
+// one is still going, starts a rewrite when rewriteDue says so (with
+// flush, finishing it at once), or else writes the changes in memory as a
+// run when enough accumulated (saveRun). It reports whether it started a
+// rewrite or wrote a run.
+func saveTable[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], rw **tableRewrite[K, V], meta []byte, sync, flush bool, rewriteDue func() bool, keep func(K, V) bool) (bool, error) {
+	if *rw != nil {
+		done, err := (*rw).finish(mu, t, flush)
+		if err != nil || !done {
+			return false, err
 		}
+		*rw = nil
 	}
-	if s.headsRewrite == nil {
-		// An address whose newest posting was pruned has no history left.
-		first := s.first
-		keep := func(_, slot uint64) bool { return slot >= first }
-		if n := s.heads.entries(); due(s.heads.changes(), n, s.heads.runCount()) || (s.heads.changes() > 0 && s.headsTxs >= max(n/2, s.rewriteMin)) {
-			// The new base covers the slots up to now; a replay after a
-			// crash once it is adopted starts there.
-			s.headsTxs = 0
-			if s.headsRewrite = startRewrite(&s.mu, s.heads, meta, !s.noSync, keep); flush {
-				if _, err := s.headsRewrite.finish(&s.mu, s.heads, true); err != nil {
-					return err
-				}
-				s.headsRewrite = nil
-			}
-		} else if wrote, err := saveRun(&s.mu, s.heads, func() []byte { return meta }, !s.noSync, flush); err != nil {
-			return err
-		} else if wrote {
-			// A replay after a crash starts at the run's slot.
-			s.headsTxs = 0
+	if !rewriteDue() {
+		return saveRun(mu, t, func() []byte { return meta }, sync, flush)
+	}
+	if *rw = startRewrite(mu, t, meta, sync, keep); flush {
+		if _, err := (*rw).finish(mu, t, true); err != nil {
+			return true, err
 		}
+		*rw = nil
 	}
-	return nil
+	return true, nil
 }
 
 // tableRewrite is a rewrite of one of the store's tables in progress: the

@@ -21,8 +21,10 @@ func CPUTime() time.Duration {
 
 // DiskWritten is how many bytes process pid (0: this one) has caused to
 // be written to storage (write_bytes of /proc/PID/io), or -1 where the
-// kernel does not report it. Bytes still only in the page cache are not
-// counted, so read it after the writes were synced.
+// kernel does not report it. The kernel counts a page-cache block when
+// it is dirtied, and a whole large folio (up to 2 MiB) where it uses
+// them, however little of it was written: DeviceWritten is closer to what
+// reached the disk.
 func DiskWritten(pid int) int64 { return procIO(pid, "write_bytes") }
 
 // ReadCalls is how many read system calls process pid (0: this one) has
