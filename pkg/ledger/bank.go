@@ -16,8 +16,8 @@ import (
 // afterwards.
 func (l *Ledger) put(key solana.PublicKey, a *Account) {
 	old := l.bank.get(key)
-	if _, ok := l.working.pre[key]; !ok {
-		l.working.pre[key] = old
+	if !l.working.pre.has(key) {
+		l.working.pre.set(key, old)
 	}
 	if a == nil || a.Lamports == 0 {
 		a = nil
@@ -56,11 +56,22 @@ func (l *Ledger) accountAt(key solana.PublicKey, cutoff uint64) *Account {
 		if d.slot <= cutoff {
 			continue
 		}
-		if a, ok := d.pre[key]; ok {
-			return a
+		if a, ok, err := d.pre.get(key); ok {
+			return l.undoRead(a, err)
 		}
 	}
 	return l.bank.get(key)
+}
+
+// undoRead passes on a value read from the undo history. The values are
+// encoded by the ledger itself, so an error is a defect, not bad input:
+// like a failed disk read it halts the ledger rather than let a missing
+// account be mistaken for a new one.
+func (l *Ledger) undoRead(a *Account, err error) *Account {
+	if err != nil {
+		l.bank.failure.CompareAndSwap(nil, &err)
+	}
+	return a
 }
 
 // Account returns an account at a commitment level, or nil if it does not
@@ -376,10 +387,15 @@ func appendIndexEntries(out []indexEntry, key solana.PublicKey, a *Account) []in
 // slot loop.
 func (l *Ledger) slotIndexAdds(w *slotState, writes []AccountWrite) []indexEntry {
 	var adds, before, after []indexEntry
+	var scratch Account // decoded into, so a slot of cold accounts allocates nothing here
 	for _, wr := range writes {
-		old := w.pre[wr.Key]
-		if _, ok := w.forked[wr.Key]; ok {
-			old = nil
+		var old *Account // a forked account is new to the store's indexes
+		if _, forked := w.forked[wr.Key]; !forked {
+			var err error
+			if old, err = w.pre.getInto(wr.Key, &scratch); err != nil {
+				l.undoRead(nil, err)
+				continue
+			}
 		}
 		if old != nil && wr.Account != nil && old.Owner == wr.Account.Owner && !tokenIndexChanged(old, wr.Account) {
 			continue // the common case: a balance change
@@ -515,7 +531,7 @@ func (l *Ledger) finalizeSlot(d *slotState, later []*slotState) {
 	for _, e := range d.indexAdds {
 		var toucher *slotState
 		for _, ld := range later {
-			if _, ok := ld.pre[e.key]; ok {
+			if ld.pre.has(e.key) {
 				toucher = ld
 			}
 		}
@@ -529,7 +545,7 @@ func (l *Ledger) finalizeSlot(d *slotState, later []*slotState) {
 	for _, r := range d.removals {
 		var toucher *slotState
 		for _, ld := range later {
-			if _, ok := ld.pre[r.key]; ok {
+			if ld.pre.has(r.key) {
 				toucher = ld
 			}
 		}

@@ -332,29 +332,37 @@ func appendAccountRecord(b []byte, a *Account) []byte {
 
 // decodeAccountRecord decodes appendAccountRecord's encoding.
 func decodeAccountRecord(b []byte) (*Account, error) {
+	return decodeAccountRecordInto(nil, b)
+}
+
+// decodeAccountRecordInto decodes appendAccountRecord's encoding into
+// scratch, reusing its data array when it is large enough, and returns
+// it; with a nil scratch it allocates the account. The data is nil for
+// an account without data.
+func decodeAccountRecordInto(scratch *Account, b []byte) (*Account, error) {
 	d := decoder{b: b}
-	a := &Account{}
+	var h Account
 	var flags uint8
 	if d.u8() == accountRecordFormatV2 {
-		a.Lamports, a.Owner = d.uvarint(), d.key()
+		h.Lamports, h.Owner = d.uvarint(), d.key()
 		if flags = d.u8(); flags&recKnownOwner != 0 {
 			return nil, fmt.Errorf("%w: account record flags", errCorrupt)
 		}
 	} else {
-		a.Lamports = d.uvarint()
+		h.Lamports = d.uvarint()
 		if flags = d.u8(); flags&recKnownOwner == 0 {
-			a.Owner = d.key()
+			h.Owner = d.key()
 		} else if i := d.u8(); d.err == nil && int(i) < len(knownOwners) {
-			a.Owner = knownOwners[i]
+			h.Owner = knownOwners[i]
 		} else if d.err == nil {
 			return nil, fmt.Errorf("%w: account record owner %d", errCorrupt, i)
 		}
 	}
-	a.Executable = flags&recExecutable != 0
+	h.Executable = flags&recExecutable != 0
 	if flags&recRentEpochMax != 0 {
-		a.RentEpoch = ^uint64(0)
+		h.RentEpoch = ^uint64(0)
 	} else {
-		a.RentEpoch = d.uvarint()
+		h.RentEpoch = d.uvarint()
 	}
 	n := d.uvarint()
 	if d.err != nil {
@@ -363,9 +371,20 @@ func decodeAccountRecord(b []byte) (*Account, error) {
 	if flags&^(recExecutable|recRentEpochMax|recKnownOwner) != 0 || n > maxRecordData {
 		return nil, fmt.Errorf("%w: account record", errCorrupt)
 	}
-	if n > 0 {
-		a.Data = make([]byte, n)
+	a := scratch
+	switch {
+	case a == nil:
+		a = &Account{}
+		if n > 0 {
+			h.Data = make([]byte, n)
+		}
+	case n > 0 && uint64(cap(a.Data)) >= n:
+		h.Data = a.Data[:n]
+		clear(h.Data)
+	case n > 0:
+		h.Data = make([]byte, n)
 	}
+	*a = h
 	for pos := uint64(0); pos < n; {
 		lit := d.uvarint()
 		if d.err != nil || lit > n-pos || lit > uint64(len(b)-d.off) {

@@ -19,7 +19,7 @@ func stateAt(l *Ledger, cut uint64) map[solana.PublicKey]*Account {
 	keys := map[solana.PublicKey]bool{}
 	l.bank.each(func(k solana.PublicKey, _ *Account) { keys[k] = true })
 	for _, d := range l.diffs {
-		for k := range d.pre {
+		for k := range d.pre.at {
 			keys[k] = true
 		}
 	}

@@ -144,7 +144,7 @@ type slotState struct {
 	slot, height, parent uint64
 	parentHash           solana.Hash
 	time                 int64
-	pre                  map[solana.PublicKey]*Account
+	pre                  undoMap
 	txs                  []*TxRecord
 	applied              [][]AccountWrite
 	removals             []indexRemoval
@@ -393,7 +393,7 @@ func (l *Ledger) openSlot(parent *blockHeader) {
 	slot, now := l.nextSlotAfter(parent)
 	s := &slotState{
 		slot: slot, height: parent.height + 1, parent: parent.slot, parentHash: parent.hash,
-		time: now, pre: map[solana.PublicKey]*Account{},
+		time: now, pre: newUndoMap(),
 	}
 	l.working = s
 	l.diffs = append(l.diffs, s)
@@ -537,9 +537,9 @@ func (l *Ledger) freeze() {
 	}
 	// The persister drops durable writes from the bank under mu, so the
 	// bank is read under it here.
-	writes := make([]AccountWrite, 0, len(w.pre))
+	writes := make([]AccountWrite, 0, w.pre.len())
 	l.mu.RLock()
-	for k := range w.pre {
+	for k := range w.pre.at {
 		writes = append(writes, AccountWrite{Key: k, Account: l.bank.get(k)})
 	}
 	l.mu.RUnlock()

@@ -90,10 +90,10 @@ func (l *Ledger) readerAt(cut uint64, n int) func(solana.PublicKey) *Account {
 	if n*len(later) < 4*pre {
 		return func(k solana.PublicKey) *Account { return l.accountAt(k, cut) }
 	}
-	older := l.undoAfter(later, pre)
+	older := undoAfter(later, pre)
 	return func(k solana.PublicKey) *Account {
-		if a, ok := older[k]; ok {
-			return a
+		if e, ok := older[k]; ok {
+			return l.undoRead(e.m.decode(e.r))
 		}
 		return l.bank.get(k)
 	}
@@ -107,7 +107,7 @@ func (l *Ledger) slotsAfter(cut uint64) ([]*slotState, int) {
 	for _, d := range l.diffs {
 		if d.slot > cut {
 			later = append(later, d)
-			pre += len(d.pre)
+			pre += d.pre.len()
 		}
 	}
 	return later, pre
@@ -115,12 +115,12 @@ func (l *Ledger) slotsAfter(cut uint64) ([]*slotState, int) {
 
 // undoAfter merges the undo maps of slots (ascending): for each account
 // written in them, its value before the first of them that wrote it.
-func (l *Ledger) undoAfter(slots []*slotState, size int) map[solana.PublicKey]*Account {
-	older := make(map[solana.PublicKey]*Account, size)
+func undoAfter(slots []*slotState, size int) undoView {
+	older := make(undoView, size)
 	for _, d := range slots {
-		for k, a := range d.pre {
+		for k, r := range d.pre.at {
 			if _, ok := older[k]; !ok {
-				older[k] = a
+				older[k] = undoEntry{&d.pre, r}
 			}
 		}
 	}
@@ -174,16 +174,16 @@ func (l *Ledger) scanAt(cut uint64, fn func(solana.PublicKey, *Account)) {
 		l.bank.each(fn)
 		return
 	}
-	older := l.undoAfter(later, pre)
+	older := undoAfter(later, pre)
 	l.bank.each(func(k solana.PublicKey, a *Account) {
-		if o, ok := older[k]; ok {
-			a = o
+		if e, ok := older[k]; ok {
+			a = l.undoRead(e.m.decode(e.r))
 		}
 		fn(k, a)
 	})
-	for k, a := range older {
-		if a != nil && !l.bank.has(k) {
-			fn(k, a) // deleted since cut
+	for k, e := range older {
+		if e.exists() && !l.bank.has(k) {
+			fn(k, l.undoRead(e.m.decode(e.r))) // deleted since cut
 		}
 	}
 }

@@ -143,14 +143,14 @@ func (l *Ledger) forkFetch(ctx context.Context, keys []solana.PublicKey) error {
 			if l.bank.get(w.Key) != nil {
 				continue // created locally meanwhile: local wins
 			}
-			if _, ok := l.working.pre[w.Key]; ok {
+			if l.working.pre.has(w.Key) {
 				continue // written (and deleted) in this slot: local wins
 			}
 			l.put(w.Key, w.Account)
 			// The copy existed before any local slot: reads at every
 			// commitment see it. It is still new to the store's indexes
 			// (slotIndexAdds).
-			l.working.pre[w.Key] = l.bank.get(w.Key)
+			l.working.pre.set(w.Key, l.bank.get(w.Key))
 			if l.working.forked == nil {
 				l.working.forked = map[solana.PublicKey]struct{}{}
 			}
