@@ -163,6 +163,7 @@ type Handler struct {
 
 	node    atomic.Pointer[ClusterNode]
 	largest largestCache
+	batch   *workerPool // answers a batch's items
 }
 
 // New returns a handler with every standard method registered.
@@ -198,7 +199,7 @@ func New(l *ledger.Ledger, o Options) *Handler {
 		o.LargestAccountsCacheTTL = DefaultLargestAccountsCacheTTL
 	}
 	h := &Handler{l: l, opts: o, log: o.Logger, methods: map[string]Method{}, localOnly: map[string]bool{"requestAirdrop": true},
-		inFlight: &inFlight{limit: o.MaxResponseBytesInFlight}}
+		inFlight: &inFlight{limit: o.MaxResponseBytesInFlight}, batch: newWorkerPool()}
 	h.SetReadFilter(o.ReadFilter)
 	h.SetClusterNode(o.ClusterNode)
 	h.registerStandard()
@@ -467,20 +468,17 @@ func (h *Handler) runBatch(ctx context.Context, budget *responseBudget, items []
 		return
 	}
 	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(workers, len(items)); w++ {
-		wg.Add(1)
-		go func() {
+	var next atomic.Int64
+	n := min(workers, len(items))
+	wg.Add(n)
+	for range n {
+		h.batch.run(func() {
 			defer wg.Done()
-			for i := range next {
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
 				out[i] = h.answerOne(ctx, budget, items[i])
 			}
-		}()
+		})
 	}
-	for i := range items {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 }
 
