@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
@@ -302,4 +303,135 @@ func TestAccountLogKeepsReplayedSegments(t *testing.T) {
 		}
 	}
 	lg.abandon()
+}
+
+// TestKeydirSnapshotBeside: a key-directory snapshot is written beside
+// the commits. While it is held back, commits go on: every read, the walk
+// of every account and the live bytes per segment stay the model's, and
+// no run is written (it would name the old base). A kill once it is
+// written but before a commit adopted it reopens to the model (the new
+// base covers the log up to where the snapshot started; the replay brings
+// the rest). Adopted, the base covers that position, what the log grew
+// since counts toward the next snapshot, the segments before it that hold
+// nothing live are gone, and a clean reopen reads the model.
+func TestKeydirSnapshotBeside(t *testing.T) {
+	const keys = 200
+	const seg = 4 << 10
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	model := map[solana.PublicKey]*Account{}
+	var end logPos
+	open := func() *accountLog {
+		t.Helper()
+		lg, err := openAccountLog(dir, end, true, seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg.keydir.runAt = 5
+		return lg
+	}
+	slot := 0
+	commit := func(lg *accountLog) {
+		t.Helper()
+		slot++
+		var writes []AccountWrite
+		seen := map[solana.PublicKey]bool{}
+		for range 6 {
+			k := testKey(rng.IntN(keys))
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			var a *Account
+			if rng.IntN(8) > 0 {
+				a = testAccount(uint64(slot*100+len(writes)), rng.IntN(150))
+			}
+			writes = append(writes, AccountWrite{Key: k, Account: a})
+		}
+		pos, err := lg.append(writes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lg.apply(); err != nil {
+			t.Fatal(err)
+		}
+		end = pos
+		for _, w := range writes {
+			if model[w.Key] = w.Account; w.Account == nil {
+				delete(model, w.Key)
+			}
+		}
+	}
+	startHeld := func(lg *accountLog) {
+		t.Helper()
+		lg.snapGate = make(chan struct{})
+		for start := slot; lg.snap == nil; {
+			if commit(lg); slot-start > 5000 {
+				t.Fatal("no snapshot started")
+			}
+		}
+	}
+
+	lg := open()
+	startHeld(lg)
+	runs, files := len(lg.keydir.runs), tableFiles(t, dir)
+	for range 40 {
+		commit(lg)
+		checkLog(t, lg, model, keys)
+		if lg.snap == nil {
+			t.Fatal("a held snapshot was adopted")
+		}
+		if len(lg.keydir.runs) != runs || tableFiles(t, dir) != files {
+			t.Fatal("a key-directory run was written while a snapshot was being written")
+		}
+	}
+	snapAt := lg.snapAt
+	close(lg.snapGate)
+	<-lg.snap.done
+	lg.abandon()
+	lg = open()
+	checkLog(t, lg, model, keys)
+	if lg.basePos != snapAt {
+		t.Fatalf("after a kill the base covers %v; the snapshot started at %v", lg.basePos, snapAt)
+	}
+
+	startHeld(lg)
+	snapAt = lg.snapAt
+	close(lg.snapGate)
+	<-lg.snap.done
+	commit(lg) // adopts it, and may write the changes since as a run
+	if lg.snap != nil || lg.basePos != snapAt {
+		t.Fatalf("not adopted: the base covers %v, the snapshot started at %v", lg.basePos, snapAt)
+	}
+	if runs := len(lg.keydir.runs); !(runs == 0 && lg.snapPos == snapAt || runs == 1 && lg.snapPos == lg.head) {
+		t.Fatalf("the files cover %v with %d runs; base at %v, log end %v", lg.snapPos, runs, snapAt, lg.head)
+	}
+	if want := lg.distance(lg.basePos, lg.head); lg.grown != want {
+		t.Fatalf("the log grew %d bytes since the base, counted %d", want, lg.grown)
+	}
+	for s := range lg.files {
+		if s < lg.basePos.seg && s < lg.head.seg && lg.live[s] <= 0 {
+			t.Fatalf("segment %d before the base holds nothing live and was kept", s)
+		}
+	}
+	checkLog(t, lg, model, keys)
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	lg = open()
+	checkLog(t, lg, model, keys)
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tableFiles lists the key directory's files in dir (base, runs,
+// temporary files), one name per line.
+func tableFiles(t *testing.T, dir string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "keydir*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(names, "\n")
 }

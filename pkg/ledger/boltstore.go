@@ -409,7 +409,7 @@ func saveTable[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], rw *
 	if !rewriteDue() {
 		return saveRun(mu, t, func() []byte { return meta }, sync, flush)
 	}
-	if *rw = startRewrite(mu, t, meta, sync, keep); flush {
+	if *rw = startRewrite(mu, t, meta, sync, keep, nil); flush {
 		if _, err := (*rw).finish(mu, t, true); err != nil {
 			return true, err
 		}
@@ -432,14 +432,18 @@ type tableRewrite[K comparable, V any] struct {
 }
 
 // startRewrite freezes t's changes in memory and starts writing the new
-// base with meta.
-func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool, keep func(K, V) bool) *tableRewrite[K, V] {
+// base with meta. A non-nil gate (tests) holds the writing back until it
+// is closed.
+func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool, keep func(K, V) bool, gate <-chan struct{}) *tableRewrite[K, V] {
 	mu.Lock()
 	t.freeze()
 	mu.Unlock()
 	rw := &tableRewrite[K, V]{done: make(chan struct{})}
 	go func() {
 		defer close(rw.done)
+		if gate != nil {
+			<-gate
+		}
 		rw.nt, rw.err = t.writeFrozen(meta, sync, keep)
 	}()
 	return rw

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -541,7 +542,16 @@ func writeTableFile(w io.Writer, magic string, meta []byte, n int, put func(*buf
 // mergeDropBytes of a file, and the rest at the end: a rewrite reads the
 // whole base, which at a million accounts is ~100 MB that would
 // otherwise all count in the process's resident set at once.
-func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) { t.mergedWith(t.recent, fn) }
+func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
+	changes := t.recent
+	if len(t.frozen) > 0 {
+		// A rewrite is merging the frozen changes: they are still changes
+		// over the base and runs, under the newer ones.
+		changes = maps.Clone(t.frozen)
+		maps.Copy(changes, t.recent)
+	}
+	t.mergedWith(changes, fn)
+}
 
 // mergedWith is merged with changes in place of the changes in memory.
 func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], fn func(key, val []byte) bool) {
