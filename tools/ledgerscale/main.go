@@ -97,7 +97,7 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 32, "concurrent JSON-RPC clients sending the transfers")
 	var batches string
 	flag.StringVar(&batches, "batch", "1", "sendTransaction calls per HTTP request (JSON-RPC batch): comma-separated, one measurement each (e.g. 1,16)")
-	flag.IntVar(&o.batchCli, "batch-clients", 8, "concurrent clients for batched measurements (-batch above 1)")
+	flag.IntVar(&o.batchCli, "batch-clients", 16, "concurrent clients for batched measurements (-batch above 1)")
 	flag.IntVar(&o.payers, "payers", 1024, "funded fee payers (fixed when the work directory is created)")
 	flag.IntVar(&o.restarts, "restarts", 3, "restarts to time at each size")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "idle time after the last restart before reading RSS")
