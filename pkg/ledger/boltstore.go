@@ -894,7 +894,13 @@ func (s *boltStore) tx(sig solana.Signature) (*TxRecord, error) {
 	return r, nil
 }
 
+// block reads a slot's block record, nil for a slot without one. Like
+// every history reader it stops at the first kept slot (s.first), which
+// pruning moves before it deletes what lies below.
 func (s *boltStore) block(slot uint64) (*blockRecord, error) {
+	if s.pruned(slot) {
+		return nil, nil
+	}
 	var r *blockRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		v := slotValue(tx.Bucket(bucketBlocks), u64be(slot), nil)
@@ -912,6 +918,9 @@ func (s *boltStore) block(slot uint64) (*blockRecord, error) {
 }
 
 func (s *boltStore) blockTxs(slot uint64) ([]*TxRecord, error) {
+	if s.pruned(slot) {
+		return nil, nil
+	}
 	var out []*TxRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		cr := chunkReader{codec: s.codec, b: tx.Bucket(bucketTxs)}
@@ -926,6 +935,7 @@ func (s *boltStore) blockTxs(slot uint64) ([]*TxRecord, error) {
 }
 
 func (s *boltStore) blockSlots(start, end uint64, limit int) ([]uint64, error) {
+	start = max(start, s.firstSlot())
 	var out []uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketBlocks).Cursor()
@@ -942,6 +952,7 @@ func (s *boltStore) blockSlots(start, end uint64, limit int) ([]uint64, error) {
 }
 
 func (s *boltStore) countBlocks(start, end uint64) (uint64, error) {
+	start = max(start, s.firstSlot())
 	var n uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketBlocks).Cursor()

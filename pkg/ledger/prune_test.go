@@ -166,3 +166,67 @@ func TestLimitLedgerSize(t *testing.T) {
 		})
 	}
 }
+
+// TestPrunedReadersStopAtFirst: pruning moves the first kept slot before
+// it deletes the history below it, so that no reader walks into a record
+// being deleted; between the two, every history reader must already
+// answer as if the slots below were gone (getFirstAvailableBlock and
+// getBlock of a slot below it must agree). The first slot is moved here
+// without deleting anything, which is that moment held still.
+func TestPrunedReadersStopAtFirst(t *testing.T) {
+	cfg := Config{Name: "prune-first", FinalityDepth: 2, ManualSlots: true, DataDir: t.TempDir(), NoSync: true}
+	l, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := ctxT(t)
+	s := setupToken(t, l, 1_000_000)
+	var sigs []solana.Signature
+	var slots []uint64
+	for range 6 {
+		rec := mustProcess(t, l, buildTx(t, l, s.alice, []txwire.Instruction{
+			spl.TokenTransferChecked(spl.TokenProgramID, s.aliceAta, s.mint, s.bobA, pubkeyOf(s.alice), 1, 6),
+		}))
+		sigs, slots = append(sigs, rec.Signature), append(slots, rec.Slot)
+		if _, err := l.AdvanceSlot(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4 {
+		if _, err := l.AdvanceSlot(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := l.store.(*boltStore)
+	cut := slots[3]
+	store.mu.Lock()
+	store.first = cut
+	store.mu.Unlock()
+	if got := l.FirstAvailableBlock(); got != cut {
+		t.Fatalf("first available block %d, want %d", got, cut)
+	}
+	for i, slot := range slots {
+		info, txs, err := l.Block(slot, Confirmed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := l.Transaction(sigs[i], Confirmed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if below := slot < cut; below != (info == nil) || below != (tx == nil) || !below && len(txs) != 1 {
+			t.Fatalf("slot %d (first kept %d): block %v with %d transactions, transaction %v", slot, cut, info, len(txs), tx)
+		}
+	}
+	listed, err := l.Blocks(0, slots[5], 100, Confirmed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) == 0 || listed[0] < cut {
+		t.Fatalf("blocks listed from %v, first kept %d", listed, cut)
+	}
+	if n, err := store.countBlocks(0, slots[5]); err != nil || n != uint64(len(listed)) {
+		t.Fatalf("counted %d blocks (%v), listed %d", n, err, len(listed))
+	}
+}
