@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -60,21 +59,14 @@ func TestUndoMap(t *testing.T) {
 	if u.len() != len(want) {
 		t.Fatalf("len %d, want %d", u.len(), len(want))
 	}
-	same := func(got, want *Account) bool {
-		if got == nil || want == nil {
-			return got == nil && want == nil
-		}
-		return got.Lamports == want.Lamports && got.Owner == want.Owner && got.Executable == want.Executable &&
-			got.RentEpoch == want.RentEpoch && bytes.Equal(got.Data, want.Data)
-	}
 	var scratch Account
 	for _, k := range keys {
 		got, ok, err := u.get(k)
-		if err != nil || !ok || !same(got, want[k]) {
+		if err != nil || !ok || !sameAccount(got, want[k]) {
 			t.Fatalf("get %s: %+v, %v, %v; want %+v", k, got, ok, err, want[k])
 		}
 		into, err := u.getInto(k, &scratch)
-		if err != nil || !same(into, want[k]) {
+		if err != nil || !sameAccount(into, want[k]) {
 			t.Fatalf("getInto %s: %+v, %v; want %+v", k, into, err, want[k])
 		}
 		if into != nil && into != &scratch {

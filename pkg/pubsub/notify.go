@@ -80,24 +80,30 @@ func (s *Server) processed(ev *ledger.Event) {
 // transactions: hundreds of megabytes); the ledger stores them, so when a
 // finalized-level signature, logs or block subscription needs them they
 // are read back from history (finalizedBlock), one compressed chunk per
-// 64 transactions. The final account values are mostly the same objects
-// the ledger's undo history holds for reads at confirmed and finalized.
+// 64 transactions. The account values are kept encoded
+// (ledger.PackedWrites) and decoded only for finalized-level account or
+// program subscriptions: decoded, the values of FinalityDepth slots at a
+// million accounts were a third of the live heap (an account per
+// transfer), which against the memory limit made the collector run half
+// again as often.
 type pendingBlock struct {
-	block *ledger.Block // Transactions and Applied nil
-	txs   int           // how many transactions the block has
+	block  *ledger.Block // Transactions, Applied and Writes nil
+	writes ledger.PackedWrites
+	txs    int // how many transactions the block has
 }
 
 func pending(b *ledger.Block) pendingBlock {
 	out := *b
 	out.Applied = nil
 	out.Transactions = nil
-	return pendingBlock{block: &out, txs: len(b.Transactions)}
+	out.Writes = nil
+	return pendingBlock{block: &out, writes: ledger.PackWrites(b.Writes), txs: len(b.Transactions)}
 }
 
-// finalizedBlock is p's block with its full transaction records, read
-// back from the ledger's history (nil if it cannot be read).
-func (s *Server) finalizedBlock(p pendingBlock) *ledger.Block {
-	b := p.block
+// finalizedBlock is b, a pending block, with its full transaction
+// records, read back from the ledger's history (nil if it cannot be
+// read).
+func (s *Server) finalizedBlock(b *ledger.Block, p pendingBlock) *ledger.Block {
 	_, txs, err := s.l.Block(b.Slot, ledger.Finalized)
 	if err != nil || len(txs) != p.txs {
 		s.log.Warn("cannot read a finalized block back for finalized-level notifications", "slot", b.Slot, "err", err)
@@ -151,10 +157,19 @@ func (s *Server) committed(level ledger.Commitment, b *ledger.Block) {
 func (s *Server) finalizedPending(p pendingBlock) {
 	ix := &s.levels[ledger.Finalized]
 	b := p.block
+	if (len(ix.accounts) > 0 || len(ix.programs) > 0) && p.writes.Len() > 0 {
+		writes, err := p.writes.Unpack()
+		if err != nil {
+			s.log.Warn("cannot decode a finalized block's account values for finalized-level notifications", "slot", b.Slot, "err", err)
+		}
+		withWrites := *b
+		withWrites.Writes = writes
+		b = &withWrites
+	}
 	// Block subscriptions get the block as history has it, empty or not.
 	needTxs := p.txs > 0 && (len(ix.sigs) > 0 || len(ix.logsAll) > 0 || len(ix.logsMentions) > 0)
 	if needTxs || len(ix.blocks) > 0 {
-		full := s.finalizedBlock(p)
+		full := s.finalizedBlock(b, p)
 		if full == nil {
 			s.accountWrites(ledger.Finalized, b.Slot, b.Writes)
 			return
