@@ -93,7 +93,7 @@ func (l *Ledger) readerAt(cut uint64, n int) func(solana.PublicKey) *Account {
 	older := undoAfter(later, pre)
 	return func(k solana.PublicKey) *Account {
 		if e, ok := older[k]; ok {
-			return l.undoRead(e.m.decode(e.r))
+			return l.undoRead(e.value())
 		}
 		return l.bank.get(k)
 	}
@@ -177,13 +177,13 @@ func (l *Ledger) scanAt(cut uint64, fn func(solana.PublicKey, *Account)) {
 	older := undoAfter(later, pre)
 	l.bank.each(func(k solana.PublicKey, a *Account) {
 		if e, ok := older[k]; ok {
-			a = l.undoRead(e.m.decode(e.r))
+			a = l.undoRead(e.value())
 		}
 		fn(k, a)
 	})
 	for k, e := range older {
 		if e.exists() && !l.bank.has(k) {
-			fn(k, l.undoRead(e.m.decode(e.r))) // deleted since cut
+			fn(k, l.undoRead(e.value())) // deleted since cut
 		}
 	}
 }

@@ -103,3 +103,6 @@ type undoEntry struct {
 
 // exists reports whether the value was an account rather than nil.
 func (e undoEntry) exists() bool { return e.r.n != 0 }
+
+// value decodes the value.
+func (e undoEntry) value() (*Account, error) { return e.m.decode(e.r) }
