@@ -314,10 +314,14 @@ func run(o options) error {
 // whether a rewrite fell into it; over enough phases (-batch 16,16,...)
 // the mean is the amortized cost.
 func phaseMeans(rows []row) string {
-	var n, written, device float64
+	var n, written, device, seconds, p99 float64
 	for _, r := range rows {
 		t := float64(r.Transfers)
 		n += t
+		if r.TPS > 0 {
+			seconds += t / r.TPS
+		}
+		p99 = max(p99, r.P99ms)
 		written += r.WritePerTx * t
 		if device >= 0 && r.DeviceWritePerTx >= 0 {
 			device += r.DeviceWritePerTx * t
@@ -332,7 +336,8 @@ func phaseMeans(rows []row) string {
 	if device >= 0 {
 		dev = fmt.Sprintf("%.0f B", device/n)
 	}
-	return fmt.Sprintf("L=%d over %d phases (%.0f transfers): %.0f B written/transfer (device %s)", rows[0].Accounts, len(rows), n, written/n, dev)
+	return fmt.Sprintf("L=%d over %d phases (%.0f transfers): %.0f transfers/s, p99 at most %.0f ms, %.0f B written/transfer (device %s)",
+		rows[0].Accounts, len(rows), n, n/seconds, p99, written/n, dev)
 }
 
 // storageParts are the fields of the ledger's close log, in the order

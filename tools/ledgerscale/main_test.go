@@ -11,19 +11,20 @@ func TestPhaseMeans(t *testing.T) {
 		{
 			name: "weighted by transfers",
 			rows: []row{
-				{Accounts: 10, Transfers: 100, WritePerTx: 600, DeviceWritePerTx: 500},
-				{Accounts: 10, Transfers: 300, WritePerTx: 1000, DeviceWritePerTx: 900},
+				{Accounts: 10, Transfers: 100, TPS: 50, P99ms: 700, WritePerTx: 600, DeviceWritePerTx: 500},
+				{Accounts: 10, Transfers: 300, TPS: 300, P99ms: 400, WritePerTx: 1000, DeviceWritePerTx: 900},
 			},
-			want: "L=10 over 2 phases (400 transfers): 900 B written/transfer (device 800 B)",
+			// 400 transfers in 2 s + 1 s: the phases' rate over their time, not the mean of the rates (175).
+			want: "L=10 over 2 phases (400 transfers): 133 transfers/s, p99 at most 700 ms, 900 B written/transfer (device 800 B)",
 		},
 		{
 			name: "a phase without the device figure",
 			rows: []row{
-				{Accounts: 7, Transfers: 100, WritePerTx: 600, DeviceWritePerTx: 500},
-				{Accounts: 7, Transfers: 100, WritePerTx: 800, DeviceWritePerTx: -1},
-				{Accounts: 7, Transfers: 100, WritePerTx: 700, DeviceWritePerTx: 500},
+				{Accounts: 7, Transfers: 100, TPS: 100, P99ms: 300, WritePerTx: 600, DeviceWritePerTx: 500},
+				{Accounts: 7, Transfers: 100, TPS: 25, P99ms: 900, WritePerTx: 800, DeviceWritePerTx: -1},
+				{Accounts: 7, Transfers: 100, TPS: 100, P99ms: 300, WritePerTx: 700, DeviceWritePerTx: 500},
 			},
-			want: "L=7 over 3 phases (300 transfers): 700 B written/transfer (device n/a)",
+			want: "L=7 over 3 phases (300 transfers): 50 transfers/s, p99 at most 900 ms, 700 B written/transfer (device n/a)",
 		},
 		{
 			name: "nothing confirmed",
