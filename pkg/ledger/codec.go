@@ -372,15 +372,13 @@ func decodeAccountRecordInto(scratch *Account, b []byte) (*Account, error) {
 		return nil, fmt.Errorf("%w: account record", errCorrupt)
 	}
 	a := scratch
-	switch {
-	case a == nil:
+	if a == nil {
 		a = &Account{}
-		if n > 0 {
-			h.Data = make([]byte, n)
-		}
+	}
+	switch {
 	case n > 0 && uint64(cap(a.Data)) >= n:
 		h.Data = a.Data[:n]
-		clear(h.Data)
+		clear(h.Data) // zero runs are skipped below
 	case n > 0:
 		h.Data = make([]byte, n)
 	}

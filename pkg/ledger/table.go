@@ -666,23 +666,11 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 	t.merged(func(k, v []byte) bool { return fn(t.codec.getKey(k), t.codec.getVal(v)) })
 }
 
-// write writes the merged table (base, runs and changes) with meta as
-// the new base and returns it mapped; t is left as it was (readers may go
-// on using it meanwhile) until replace adopts the new one. Entries for
-// which keep returns false are left out (nil keeps every entry). The
-// runs' files are removed, newest first, before the new base takes the
-// place of the old one: a kill in between leaves the old base with a
-// prefix of its runs, which the owner's replay completes.
-func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
-	return t.writeWith(t.recent, meta, sync, keep)
-}
-
 // freeze sets the changes in memory aside for writeFrozen; new changes
 // go to a fresh map. The owner holds its write lock.
 func (t *sortedTable[K, V]) freeze() { t.frozen, t.recent = t.recent, map[K]tableChange[V]{} }
 
-// writeFrozen is write over the base, the runs and the frozen changes
-// only. It reads nothing the owner changes meanwhile (the changes in
+// writeFrozen is writeWith over the frozen changes. It reads nothing the owner changes meanwhile (the changes in
 // memory), so it can run while the owner goes on, provided no run is
 // added before adopt takes its result.
 func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
@@ -698,6 +686,13 @@ func (t *sortedTable[K, V]) adopt(nt *sortedTable[K, V]) error {
 	return err
 }
 
+// writeWith writes the merged table (base, runs and changes) with meta
+// as the new base and returns it mapped; t is left as it was (readers may
+// go on using it meanwhile) until replace or adopt takes the new one.
+// Entries for which keep returns false are left out (nil keeps every
+// entry). The runs' files are removed, newest first, before the new base
+// takes the place of the old one: a kill in between leaves the old base
+// with a prefix of its runs, which the owner's replay completes.
 func (t *sortedTable[K, V]) writeWith(changes map[K]tableChange[V], meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	c := t.codec
 	err := writeBase(t.path, c.magic, meta, sync, func(emit func(k, v []byte)) {

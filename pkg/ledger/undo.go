@@ -61,7 +61,7 @@ func (u *undoMap) get(k solana.PublicKey) (*Account, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	a, err := u.decode(r)
+	a, err := u.decode(r, nil)
 	return a, true, err
 }
 
@@ -69,22 +69,16 @@ func (u *undoMap) get(k solana.PublicKey) (*Account, bool, error) {
 // scratch (reusing its data array) and returns scratch, or nil when the
 // value is nil or the slot did not write k.
 func (u *undoMap) getInto(k solana.PublicKey, scratch *Account) (*Account, error) {
-	r := u.at[k]
+	return u.decode(u.at[k], scratch)
+}
+
+// decode decodes the value r locates, into scratch if it is not nil
+// (decodeAccountRecordInto).
+func (u *undoMap) decode(r undoRef, scratch *Account) (*Account, error) {
 	if r.n == 0 {
 		return nil, nil
 	}
 	a, err := decodeAccountRecordInto(scratch, u.buf[r.off:r.off+uint64(r.n)])
-	if err != nil {
-		return nil, fmt.Errorf("undo history: %w", err)
-	}
-	return a, nil
-}
-
-func (u *undoMap) decode(r undoRef) (*Account, error) {
-	if r.n == 0 {
-		return nil, nil
-	}
-	a, err := decodeAccountRecord(u.buf[r.off : r.off+uint64(r.n)])
 	if err != nil {
 		return nil, fmt.Errorf("undo history: %w", err)
 	}
@@ -105,4 +99,4 @@ type undoEntry struct {
 func (e undoEntry) exists() bool { return e.r.n != 0 }
 
 // value decodes the value.
-func (e undoEntry) value() (*Account, error) { return e.m.decode(e.r) }
+func (e undoEntry) value() (*Account, error) { return e.m.decode(e.r, nil) }
