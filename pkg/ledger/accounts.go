@@ -8,8 +8,14 @@ import (
 )
 
 // DefaultAccountCacheSize is how many accounts read from disk a durable
-// ledger keeps decoded in memory (Config.AccountCacheSize).
-const DefaultAccountCacheSize = 131_072
+// ledger keeps decoded in memory (Config.AccountCacheSize). Small on
+// purpose: every cached account is two objects the collector marks in
+// every cycle, and a miss costs two reads from the page cache (a few µs).
+// At a million accounts under random transfers 131 072 entries hit 13 %
+// of recipients and cost more in marking than the reads they saved
+// (docs/performance.md, ninth round); the hot accounts (payers, mints,
+// programs) fit many times over.
+const DefaultAccountCacheSize = 16_384
 
 // accountSource reads accounts that are not in memory: the durable
 // store's account log.
