@@ -103,7 +103,7 @@ func decodeLogPos(b []byte) (logPos, error) {
 // keydirCodec lays out the key directory: address -> segment, offset,
 // length (LE).
 var keydirCodec = &tableCodec[solana.PublicKey, accLoc]{
-	magic: "ferry-keydir-2\n\x00", keySize: 32, valSize: 12,
+	magic: "ferry-keydir-2\n\x00", keySize: 32, valSize: 12, prefixIndex: true,
 	putKey: func(b []byte, k solana.PublicKey) { copy(b, k[:]) },
 	getKey: func(b []byte) solana.PublicKey { return solana.PublicKeyFromBytes(b) },
 	putVal: func(b []byte, l accLoc) {
@@ -447,7 +447,18 @@ func appendRecord(buf []byte, key solana.PublicKey, a *Account) []byte {
 func (lg *accountLog) get(key solana.PublicKey) (*Account, error) {
 	lg.mu.RLock()
 	defer lg.mu.RUnlock()
-	loc, ok := lg.keydir.get(key)
+	loc, ok, exact := lg.keydir.lookup(key)
+	if ok && !exact {
+		// An entry of the base whose address starts like key's: key's,
+		// unless another address starts the same way, which the record
+		// tells (anything unreadable there, too: the exact lookup
+		// decides, and reports what is wrong with key's own record).
+		if k, rec, err := lg.readRecord(loc); err == nil && k == key {
+			lg.remember(key, loc, true)
+			return decodeAccount(rec)
+		}
+		loc, ok = lg.keydir.get(key)
+	}
 	lg.remember(key, loc, ok)
 	if !ok {
 		return nil, nil
@@ -503,11 +514,7 @@ func (lg *accountLog) lookupPrev() {
 
 // read decodes the record at loc. Callers hold mu.
 func (lg *accountLog) read(key solana.PublicKey, loc accLoc) (*Account, error) {
-	buf := make([]byte, loc.n)
-	if _, err := lg.files[loc.seg].ReadAt(buf, int64(loc.off)); err != nil {
-		return nil, fmt.Errorf("read account %s: %w", key, err)
-	}
-	k, rec, _, err := parseRecord(buf)
+	k, rec, err := lg.readRecord(loc)
 	if err == nil && k != key {
 		err = fmt.Errorf("%w: record of %s found for %s", errCorrupt, k, key)
 	}
@@ -515,6 +522,21 @@ func (lg *accountLog) read(key solana.PublicKey, loc accLoc) (*Account, error) {
 		return nil, fmt.Errorf("read account %s: %w", key, err)
 	}
 	return decodeAccount(rec)
+}
+
+// readRecord reads the record at loc: its address and encoded account.
+// Callers hold mu.
+func (lg *accountLog) readRecord(loc accLoc) (solana.PublicKey, []byte, error) {
+	f := lg.files[loc.seg]
+	if f == nil {
+		return solana.PublicKey{}, nil, fmt.Errorf("%w: no segment %s", errCorrupt, segName(loc.seg))
+	}
+	buf := make([]byte, loc.n)
+	if _, err := f.ReadAt(buf, int64(loc.off)); err != nil {
+		return solana.PublicKey{}, nil, err
+	}
+	k, rec, _, err := parseRecord(buf)
+	return k, rec, err
 }
 
 // each calls fn for every account in the store (in no order) until fn

@@ -31,11 +31,27 @@ func testAccount(lamports uint64, size int) *Account {
 	return &Account{Lamports: lamports, Owner: spl.TokenProgramID, Data: data, RentEpoch: 7}
 }
 
+// pairedKey is testKey for keys that share their first 8 bytes in pairs,
+// as two addresses may: the key directory's prefix index then holds a
+// pair as one ambiguous prefix, or one key's entry where the other is
+// looked up.
+func pairedKey(i int) solana.PublicKey {
+	var k solana.PublicKey
+	k[0], k[1], k[2], k[8] = byte(i/2), byte(i/2>>8), 0x5A, byte(i%2)+1
+	return k
+}
+
 // checkLog asserts that the log holds exactly model.
 func checkLog(t *testing.T, lg *accountLog, model map[solana.PublicKey]*Account, keys int) {
 	t.Helper()
+	checkLogKeys(t, lg, model, keys, testKey)
+}
+
+// checkLogKeys is checkLog for the keys key(0) … key(keys-1).
+func checkLogKeys(t *testing.T, lg *accountLog, model map[solana.PublicKey]*Account, keys int, key func(int) solana.PublicKey) {
+	t.Helper()
 	for i := 0; i < keys; i++ {
-		k := testKey(i)
+		k := key(i)
 		got, err := lg.get(k)
 		if err != nil {
 			t.Fatalf("get %d: %v", i, err)
@@ -92,8 +108,18 @@ func checkLog(t *testing.T, lg *accountLog, model map[solana.PublicKey]*Account,
 // after a kill (replay), or after a kill in the middle of a commit (the
 // appended records, cleaning copies included, are cut back because the
 // commit never recorded them). Every reopen must read exactly the state
-// of the last committed slot.
+// of the last committed slot. With paired keys, lookups go through
+// every case of the key directory's prefix index.
 func TestAccountLog(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		key  func(int) solana.PublicKey
+	}{{"distinct", testKey}, {"paired", pairedKey}} {
+		t.Run(tc.name, func(t *testing.T) { testAccountLog(t, tc.key) })
+	}
+}
+
+func testAccountLog(t *testing.T, testKey func(int) solana.PublicKey) {
 	const keys = 300
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -146,7 +172,7 @@ func TestAccountLog(t *testing.T) {
 				t.Fatalf("slot %d: reopen after a kill mid-commit: %v", slot, err)
 			}
 			lg.keydir.runAt = 5
-			checkLog(t, lg, model, keys)
+			checkLogKeys(t, lg, model, keys, testKey)
 			continue
 		}
 		if err := lg.apply(); err != nil {
@@ -173,7 +199,7 @@ func TestAccountLog(t *testing.T) {
 			lg.keydir.runAt = 5
 		}
 		maxRuns = max(maxRuns, len(lg.keydir.runs))
-		checkLog(t, lg, model, keys)
+		checkLogKeys(t, lg, model, keys, testKey)
 		segs, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
 		maxSegments = max(maxSegments, len(segs))
 	}

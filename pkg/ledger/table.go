@@ -119,7 +119,12 @@ type tableFile struct {
 	sum          uint32 // the header checksum
 	size         int64
 	bloom        []uint64 // runs only
-	unmap        func() error
+	// prefixes and vals are a base's entries in memory, for a codec with
+	// prefixIndex: the first 8 bytes of each key (big-endian, so in key
+	// order) and each value.
+	prefixes []uint64
+	vals     []byte
+	unmap    func() error
 }
 
 type tableChange[V any] struct {
@@ -136,7 +141,17 @@ type tableCodec[K comparable, V any] struct {
 	getKey           func([]byte) K
 	putVal           func([]byte, V)
 	getVal           func([]byte) V
+	// prefixIndex keeps the base's key prefixes and values in memory (up
+	// to tableIndexMaxEntries entries), so that lookup reads no file. Only
+	// for a table whose reader can tell whether a value is its key's: the
+	// key directory's values point to records that name their address.
+	prefixIndex bool
 }
+
+// tableIndexMaxEntries bounds the base a prefix index is kept for (16 B
+// of keys and the values per entry: 80 MB for the key directory at this
+// many accounts); a larger base is looked up through its file.
+const tableIndexMaxEntries = 1 << 22
 
 const tableHeader = 16 + 8 + 4 + 4
 
@@ -148,7 +163,7 @@ func (c *tableCodec[K, V]) entry() int { return c.keySize + c.valSize }
 func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTable[K, V], error) {
 	t := &sortedTable[K, V]{codec: c, path: path, recent: map[K]tableChange[V]{}, written: new(atomic.Int64)}
 	t.bufs = &sync.Pool{New: func() any { return new([tableBlockBytes]byte) }}
-	base, err := openTableFile(path, []string{c.magic}, c.keySize, c.entry(), nil)
+	base, err := openTableFile(path, []string{c.magic}, c.keySize, c.entry(), nil, c.prefixIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +210,7 @@ func (t *sortedTable[K, V]) openRuns() error {
 		if !ok {
 			break
 		}
-		f, err := openTableFile(name, []string{tableRunMagic, tableRunMagicV1}, ks, t.codec.entry()+1, runTrailer)
+		f, err := openTableFile(name, []string{tableRunMagic, tableRunMagicV1}, ks, t.codec.entry()+1, runTrailer, false)
 		if errors.Is(err, errCorrupt) {
 			break
 		}
@@ -243,7 +258,8 @@ func runTrailer(magic string, n uint64) int64 {
 // openTableFile maps one table file whose header carries one of magics;
 // a missing one is an empty file. trailer (nil: none) is the size of what
 // follows the entries: a run's Bloom filter, which is read into bloom.
-func openTableFile(path string, magics []string, keySize, entry int, trailer func(magic string, n uint64) int64) (*tableFile, error) {
+// With index, the entries are also kept in memory as prefixes and vals.
+func openTableFile(path string, magics []string, keySize, entry int, trailer func(magic string, n uint64) int64, index bool) (*tableFile, error) {
 	tf := &tableFile{path: path, entry: entry, keySize: keySize, unmap: func() error { return nil }}
 	tf.blockEntries = max(tableBlockBytes/entry, 1)
 	f, err := os.Open(path)
@@ -306,6 +322,15 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 	for i := 0; i < tf.n; i += tf.blockEntries {
 		tf.fences = append(tf.fences, tf.data[i*entry:i*entry+keySize]...)
 	}
+	if index && keySize >= 8 && tf.n <= tableIndexMaxEntries {
+		vs := entry - keySize
+		tf.prefixes, tf.vals = make([]uint64, tf.n), make([]byte, tf.n*vs)
+		for i := range tf.n {
+			e := tf.data[i*entry : (i+1)*entry]
+			tf.prefixes[i] = binary.BigEndian.Uint64(e)
+			copy(tf.vals[i*vs:], e[keySize:])
+		}
+	}
 	// Building the fences touched every page: leave none resident.
 	dropMapped(m)
 	return tf, nil
@@ -314,8 +339,20 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 func (f *tableFile) close() error {
 	err := f.unmap()
 	f.data, f.mapped, f.n, f.unmap = nil, nil, 0, func() error { return nil }
-	f.file, f.fences, f.bloom = nil, nil, nil
+	f.file, f.fences, f.bloom, f.prefixes, f.vals = nil, nil, nil, nil, nil
 	return err
+}
+
+// candidate looks key up in the prefix index: the value of the first
+// entry whose key starts with key's first 8 bytes (which may be another
+// key), or ok false when no key does.
+func (f *tableFile) candidate(key []byte) (val []byte, ok bool) {
+	i, found := slices.BinarySearch(f.prefixes, binary.BigEndian.Uint64(key))
+	if !found {
+		return nil, false
+	}
+	vs := len(f.vals) / len(f.prefixes)
+	return f.vals[i*vs : (i+1)*vs], true
 }
 
 // tableBlockBytes is the most a lookup reads from a table file: the
@@ -370,11 +407,23 @@ func (f *tableFile) find(key []byte, bufs *sync.Pool, fn func(entry []byte)) boo
 }
 
 func (t *sortedTable[K, V]) get(k K) (V, bool) {
+	v, ok, _ := t.lookupIn(k, false)
+	return v, ok
+}
+
+// lookup is get for a reader that can tell whether a value is k's: a base
+// with a prefix index answers from memory, and exact false says that the
+// value is that of a key of the base starting with k's first 8 bytes,
+// which is k's unless another key starts the same way. The reader checks;
+// if it is not k's, get answers.
+func (t *sortedTable[K, V]) lookup(k K) (v V, ok, exact bool) { return t.lookupIn(k, true) }
+
+func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 	if c, ok := t.recent[k]; ok {
-		return c.v, !c.deleted
+		return c.v, !c.deleted, true
 	}
 	if c, ok := t.frozen[k]; ok {
-		return c.v, !c.deleted
+		return c.v, !c.deleted, true
 	}
 	var zero V
 	var kb [64]byte
@@ -394,15 +443,22 @@ func (t *sortedTable[K, V]) get(k K) (V, bool) {
 				v, deleted = t.codec.getVal(e[ks:len(e)-1]), e[len(e)-1]&1 != 0
 			}) {
 				if deleted {
-					return zero, false
+					return zero, false, true
 				}
-				return v, true
+				return v, true, true
 			}
 		}
 	}
+	if candidates && t.base.prefixes != nil {
+		val, ok := t.base.candidate(key)
+		if !ok {
+			return zero, false, true
+		}
+		return t.codec.getVal(val), true, false
+	}
 	var v V
 	found := t.base.find(key, t.bufs, func(e []byte) { v = t.codec.getVal(e[ks:]) })
-	return v, found
+	return v, found, true
 }
 
 func (t *sortedTable[K, V]) set(k K, v V) { t.recent[k] = tableChange[V]{v: v} }
@@ -495,7 +551,7 @@ func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := openTableFile(path, []string{tableRunMagic}, ks, e, runTrailer)
+	f, err := openTableFile(path, []string{tableRunMagic}, ks, e, runTrailer, false)
 	if err != nil {
 		return nil, err
 	}

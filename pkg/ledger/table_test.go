@@ -533,3 +533,129 @@ func checkLookups(t *testing.T, tbl *sortedTable[uint64, uint64], model map[uint
 func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	return t.writeWith(t.recent, meta, sync, keep)
 }
+
+// prefixTableCodec has 16-byte keys, so that keys can share the 8 bytes
+// its prefix index keeps.
+var prefixTableCodec = &tableCodec[[2]uint64, uint64]{
+	magic: "ferry-test-pfx\n\x00", keySize: 16, valSize: 8, prefixIndex: true,
+	putKey: func(b []byte, k [2]uint64) {
+		binary.BigEndian.PutUint64(b, k[0])
+		binary.BigEndian.PutUint64(b[8:], k[1])
+	},
+	getKey: func(b []byte) [2]uint64 { return [2]uint64{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])} },
+	putVal: func(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) },
+	getVal: func(b []byte) uint64 { return binary.LittleEndian.Uint64(b) },
+}
+
+// TestSortedTableLookup checks lookup against get and a model on a base
+// with a prefix index, runs and changes over it, and keys that share
+// their first 8 bytes: a base key whose prefix no other key has is
+// answered from memory with its value; a key looked up where another
+// key of the base starts the same way gets that key's value, marked not
+// exact; everything else is exact.
+func TestSortedTableLookup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p")
+	tbl, err := openTable(path, prefixTableCodec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl.runAt = 40
+	model := map[[2]uint64]uint64{}
+	rng := rand.New(rand.NewPCG(9, 10))
+	// Prefixes 0..199; the second half of the key 1..3, so that up to
+	// three keys share one prefix and a probe of another second half
+	// shares it with keys that are there.
+	key := func() [2]uint64 { return [2]uint64{uint64(rng.IntN(200)), uint64(rng.IntN(3) + 1)} }
+	for range 300 {
+		k := key()
+		tbl.set(k, uint64(rng.Uint32()))
+		model[k] = tbl.recent[k].v
+	}
+	nt, err := tbl.write(nil, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.replace(nt); err != nil {
+		t.Fatal(err)
+	}
+	tbl.runAt = 40
+	base := maps.Clone(model)
+	// Runs and changes over the base, deletions among them.
+	for i := range 150 {
+		k := key()
+		if i%4 == 0 {
+			tbl.del(k)
+			delete(model, k)
+		} else {
+			v := uint64(rng.Uint32())
+			tbl.set(k, v)
+			model[k] = v
+		}
+		if tbl.runDue() {
+			f, err := tbl.writeRun(tbl.meta, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl.addRun(f)
+		}
+	}
+	if len(tbl.runs) == 0 || len(tbl.recent) == 0 {
+		t.Fatalf("%d runs, %d changes in memory: the test needs both", len(tbl.runs), len(tbl.recent))
+	}
+	changed := func(k [2]uint64) bool {
+		_, inRuns := tbl.recent[k]
+		for _, r := range tbl.runs {
+			var kb [16]byte
+			prefixTableCodec.putKey(kb[:], k)
+			inRuns = inRuns || r.find(kb[:], tbl.bufs, func([]byte) {})
+		}
+		return inRuns
+	}
+	fromMemory, otherKeys := 0, 0
+	for p := range uint64(205) {
+		for s := range uint64(5) {
+			k := [2]uint64{p, s}
+			want, wantOK := model[k]
+			if v, ok := tbl.get(k); ok != wantOK || v != want {
+				t.Fatalf("get %v = %d, %v; model %d, %v", k, v, ok, want, wantOK)
+			}
+			v, ok, exact := tbl.lookup(k)
+			if exact {
+				if ok != wantOK || v != want {
+					t.Fatalf("lookup %v = %d, %v (exact); model %d, %v", k, v, ok, want, wantOK)
+				}
+				if !changed(k) {
+					// Only a prefix no base key has is exact from the base.
+					for bk := range base {
+						if bk[0] == p {
+							t.Fatalf("lookup %v: exact, but base key %v shares its prefix", k, bk)
+						}
+					}
+				}
+				continue
+			}
+			if changed(k) {
+				t.Fatalf("lookup %v: from the base's index, but runs or changes hold the key", k)
+			}
+			// The value of a base key with the same prefix, the first.
+			first := [2]uint64{p, 99}
+			for bk := range base {
+				if bk[0] == p && bk[1] < first[1] {
+					first = bk
+				}
+			}
+			if first[1] == 99 || !ok || v != base[first] {
+				t.Fatalf("lookup %v = %d, %v (not exact); the base's first key with its prefix is %v = %d", k, v, ok, first, base[first])
+			}
+			if first == k {
+				fromMemory++
+			} else {
+				otherKeys++
+			}
+		}
+	}
+	if fromMemory == 0 || otherKeys == 0 {
+		t.Fatalf("%d keys answered from the index, %d with another key's value: the test needs both", fromMemory, otherKeys)
+	}
+	tbl.close()
+}
