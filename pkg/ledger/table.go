@@ -148,9 +148,9 @@ type tableCodec[K comparable, V any] struct {
 	prefixIndex bool
 }
 
-// tableIndexMaxEntries bounds the base a prefix index is kept for (16 B
-// of keys and the values per entry: 80 MB for the key directory at this
-// many accounts); a larger base is looked up through its file.
+// tableIndexMaxEntries bounds the base a prefix index is kept for (8 bytes
+// of key and the value per entry: 80 MB for the key directory at this many
+// accounts); a larger base is looked up through its file.
 const tableIndexMaxEntries = 1 << 22
 
 const tableHeader = 16 + 8 + 4 + 4
