@@ -344,6 +344,18 @@ func FuzzOpenTable(f *testing.F) {
 		for k := uint64(0); k < 50; k++ {
 			tbl.get(k * 7)
 		}
+		// The same files with the base kept in memory: whatever the bytes,
+		// lookups answer without panicking.
+		indexed := *testTableCodec
+		indexed.prefixIndex = true
+		itbl, err := openTable(path, &indexed)
+		if err != nil {
+			t.Fatalf("open with a prefix index: %v (opened without)", err)
+		}
+		for k := uint64(0); k < 50; k++ {
+			itbl.lookup(k * 7)
+		}
+		itbl.close()
 		tbl.each(func(uint64, uint64) bool { return true })
 		nt, err := tbl.write([]byte("x"), false, nil)
 		if err != nil {
