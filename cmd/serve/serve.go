@@ -50,6 +50,7 @@ type options struct {
 	finalityDepth int
 	noSync        bool
 	limitLedger   uint64
+	accountCache  int
 	emptyBatch    time.Duration
 	memoryLimit   int64
 	memoryLimitOn bool // --memory-limit-mib was given
@@ -214,6 +215,7 @@ Logs go to stderr (--log-format text or json); the banner goes to stdout
 	fl.BoolVar(&o.noSync, "no-sync", false, "do not fsync each slot (faster; a machine crash may lose recent slots)")
 	fl.DurationVar(&o.emptyBatch, "empty-slot-batch", ledger.DefaultEmptySlotBatch, "commit slots without transactions together, at most this long after the first (0: every slot on its own; confirmed trails by up to this while idle)")
 	fl.Uint64Var(&o.limitLedger, "limit-ledger-size", 0, "keep the history of only about this many newest transactions per chain node, pruning older slots (0: keep all; accounts are never pruned)")
+	fl.IntVar(&o.accountCache, "account-cache", ledger.DefaultAccountCacheSize, "accounts each chain node keeps decoded in memory after reading them from disk (more helps clients that read a large set of accounts over and over; each one costs the garbage collector work)")
 	fl.Int64Var(&o.memoryLimit, "memory-limit-mib", DefaultMemoryLimitMiB, "soft limit of the process's Go memory in MiB: the garbage collector works harder near it instead of letting the heap double (0: off; GOMEMLIMIT in the environment wins unless this is given)")
 	fl.BoolVar(&o.noDemo, "no-demo", false, "create no demo mint and wallets")
 	fl.BoolVar(&o.noCheatcodes, "no-cheatcodes", false, "leave out the development cheatcodes and rollup controls (ferry dev, dev.* MCP tools, ferry_haltLedger, ferry_advanceSlot)")
@@ -262,6 +264,9 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 	}
 	if o.shutdown <= 0 {
 		return cmdutil.UsageErrorf("--shutdown-timeout must be positive")
+	}
+	if o.accountCache <= 0 {
+		return cmdutil.UsageErrorf("--account-cache must be positive")
 	}
 	if o.memoryLimit < 0 || o.memoryLimit > maxMemoryLimitMiB {
 		return cmdutil.UsageErrorf("--memory-limit-mib must be between 0 and %d", maxMemoryLimitMiB)
@@ -349,7 +354,7 @@ func run(ctx context.Context, f *cmdutil.Factory, o *options) error {
 		APIAddr: o.apiAddr, RPCAddr: o.rpcAddr, EphemeralAddr: o.ephemeralAddr, RouterAddr: o.routerAddr, AddrFile: o.addrFile,
 		WSAddr: o.wsAddr, EphemeralWSAddr: o.erWSAddr,
 		SlotDuration: o.slotTime, EphemeralSlotDuration: o.erSlotTime, FinalityDepth: depth, NoSync: o.noSync, LimitLedgerSize: o.limitLedger, EmptySlotBatch: emptySlotBatch(o.emptyBatch),
-		Demo: server.DemoOptions{Disabled: o.noDemo}, NoCheatcodes: o.noCheatcodes, Fork: forkOpts, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
+		AccountCacheSize: o.accountCache, Demo: server.DemoOptions{Disabled: o.noDemo}, NoCheatcodes: o.noCheatcodes, Fork: forkOpts, Routes: routes, ShutdownTimeout: o.shutdown, Logger: log,
 		AllowUpstream: allow, OnHealthChange: func(h *api.HealthResponse) { printHealth(f, h) },
 		Limits:           server.Limits{MaxConns: o.maxConns, ReadTimeout: o.readTimeout, IdleTimeout: o.idleTimeout},
 		MaxResponseBytes: o.maxResponse, AllowOrigins: origins,

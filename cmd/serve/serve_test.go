@@ -116,6 +116,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{args: []string{"--in-memory", "--idle-timeout", "-1s"}},
 		{args: []string{"--in-memory", "--max-response-bytes", "0"}},
 		{args: []string{"--in-memory", "--memory-limit-mib", "-1"}},
+		{args: []string{"--in-memory", "--account-cache", "0"}},
 		{args: []string{"--in-memory", "--memory-limit-mib", "9223372036854775807"}},
 		{args: []string{"--route", "nope=http://x"}, env: map[string]string{"FERRY_HOME": "/tmp"}},
 		{args: nil, env: map[string]string{"HOME": "/no-home"}},

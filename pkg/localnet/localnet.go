@@ -92,6 +92,9 @@ type Config struct {
 	LimitLedgerSize uint64
 	// EmptySlotBatch is both ledgers' ledger.Config.EmptySlotBatch.
 	EmptySlotBatch time.Duration
+	// AccountCacheSize is both ledgers' ledger.Config.AccountCacheSize
+	// (0: ledger.DefaultAccountCacheSize).
+	AccountCacheSize int
 	// Now is the clock of both ledgers (block times, the Clock sysvar that
 	// queue delays are measured against). Default time.Now.
 	Now func() time.Time
@@ -207,7 +210,7 @@ func Open(cfg Config) (*Pair, error) {
 		cfg.BaseGenesis...)
 	baseCfg := ledger.Config{
 		Name: "base", DataDir: dir("base"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, EmptySlotBatch: cfg.EmptySlotBatch, SlotDuration: cfg.BaseSlot, ManualSlots: cfg.ManualSlots,
-		FinalityDepth: cfg.FinalityDepth, Programs: baseProgs, Genesis: baseGenesis, Now: cfg.Now, Logger: cfg.Logger,
+		AccountCacheSize: cfg.AccountCacheSize, FinalityDepth: cfg.FinalityDepth, Programs: baseProgs, Genesis: baseGenesis, Now: cfg.Now, Logger: cfg.Logger,
 		ValidatorStake: BaseValidatorStake,
 	}
 	var erGenesis []ledger.GenesisAccount
@@ -217,7 +220,7 @@ func Open(cfg Config) (*Pair, error) {
 	erGenesis = append(erGenesis, cfg.EphemeralGenesis...)
 	erCfg := ledger.Config{
 		Name: "ephemeral", DataDir: dir("ephemeral"), NoSync: cfg.NoSync, LimitLedgerSize: cfg.LimitLedgerSize, EmptySlotBatch: cfg.EmptySlotBatch, SlotDuration: cfg.EphemeralSlot,
-		ManualSlots: cfg.ManualSlots, FinalityDepth: -1, LamportsPerSignature: -1, AllowUnfundedFeePayers: true,
+		AccountCacheSize: cfg.AccountCacheSize, ManualSlots: cfg.ManualSlots, FinalityDepth: -1, LamportsPerSignature: -1, AllowUnfundedFeePayers: true,
 		Programs: erProgs, Genesis: erGenesis, Identity: id, Now: cfg.Now, Logger: cfg.Logger,
 	}
 	// The two ledgers share nothing: opening them side by side takes a

@@ -97,7 +97,7 @@ func buildLocal(o Options, s *Server) (*Node, error) {
 	p, err := localnet.Open(localnet.Config{
 		DataDir: dir, BaseSlot: o.SlotDuration, EphemeralSlot: o.EphemeralSlotDuration,
 		FinalityDepth: o.FinalityDepth, NoSync: o.NoSync, LimitLedgerSize: o.LimitLedgerSize, EmptySlotBatch: o.EmptySlotBatch, Logger: log,
-		RPC: rpcserver.Options{MaxResponseBytes: o.MaxResponseBytes, FaucetOrigins: o.AllowOrigins},
+		AccountCacheSize: o.AccountCacheSize, RPC: rpcserver.Options{MaxResponseBytes: o.MaxResponseBytes, FaucetOrigins: o.AllowOrigins},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start ledgers: %w", err)

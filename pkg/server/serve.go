@@ -97,6 +97,9 @@ type Options struct {
 	// EmptySlotBatch is both ledgers' ledger.Config.EmptySlotBatch (0:
 	// the default; negative: every slot commits on its own).
 	EmptySlotBatch time.Duration
+	// AccountCacheSize is both ledgers' ledger.Config.AccountCacheSize
+	// (0: ledger.DefaultAccountCacheSize).
+	AccountCacheSize int
 
 	// Demo configures the demo mint and wallets made on first start.
 	Demo DemoOptions
