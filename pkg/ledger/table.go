@@ -23,7 +23,9 @@ import (
 // entries sorted by key (the base), runs written on top of it, and the
 // changes made since the newest run, in memory. The files are mapped
 // read-only: opening them decodes nothing, their pages cost no Go heap,
-// and only the pages lookups touch are read. The durable stores use it
+// and only the pages lookups touch are read (except with a codec's
+// prefixIndex, whose base is copied into memory at open, 8 bytes of key
+// and the value per entry). The durable stores use it
 // for the account key directory, the address heads and the signature
 // index, each of which can be rebuilt from its files and what was
 // committed after the position the newest file's meta records.
