@@ -32,8 +32,8 @@ func testAccount(lamports uint64, size int) *Account {
 }
 
 // pairedKey is testKey for keys that share their first 8 bytes in pairs,
-// as two addresses may: the key directory's prefix index then holds a
-// pair as one ambiguous prefix, or one key's entry where the other is
+// as two addresses may: the key directory's prefix index then holds both
+// of a pair under one prefix, or one key's entry where the other is
 // looked up.
 func pairedKey(i int) solana.PublicKey {
 	var k solana.PublicKey

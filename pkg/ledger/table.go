@@ -366,7 +366,7 @@ func (f *tableFile) candidate(key []byte) (val []byte, ok bool) {
 	if !found {
 		return nil, false
 	}
-	vs := len(f.vals) / len(f.prefixes)
+	vs := f.entry - f.keySize
 	return f.vals[i*vs : (i+1)*vs], true
 }
 
@@ -744,9 +744,9 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 // go to a fresh map. The owner holds its write lock.
 func (t *sortedTable[K, V]) freeze() { t.frozen, t.recent = t.recent, map[K]tableChange[V]{} }
 
-// writeFrozen is writeWith over the frozen changes. It reads nothing the owner changes meanwhile (the changes in
-// memory), so it can run while the owner goes on, provided no run is
-// added before adopt takes its result.
+// writeFrozen is writeWith over the frozen changes. It reads nothing the
+// owner changes meanwhile (the changes in memory), so it can run while the
+// owner goes on, provided no run is added before adopt takes its result.
 func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	return t.writeWith(t.frozen, meta, sync, keep)
 }
