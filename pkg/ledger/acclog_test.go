@@ -461,3 +461,79 @@ func tableFiles(t *testing.T, dir string) string {
 	}
 	return strings.Join(names, "\n")
 }
+
+// TestKeydirSnapshotWhenManyCreated checks the key directory's second
+// reason to rewrite its base: the accounts created since it (counted
+// again from the runs after a reopen) reach accountSnapshotFreshMin while
+// the base is small, an eighth of it (accountSnapshotFresh) once it is
+// larger; the log's growth alone would not have rewritten it.
+func TestKeydirSnapshotWhenManyCreated(t *testing.T) {
+	dir := t.TempDir()
+	var end logPos
+	open := func() *accountLog {
+		lg, err := openAccountLog(dir, end, true, accountSegmentBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lg
+	}
+	lg := open()
+	next := 0
+	create := func(n int) {
+		t.Helper()
+		for n > 0 {
+			var writes []AccountWrite
+			for range min(n, 500) {
+				writes = append(writes, AccountWrite{Key: testKey(next), Account: testAccount(uint64(next), 10)})
+				next++
+			}
+			n -= len(writes)
+			pos, err := lg.append(writes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lg.apply(); err != nil {
+				t.Fatal(err)
+			}
+			end = pos
+			if err := lg.finishSnapshot(true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	expect := func(when string, base, fresh int) {
+		t.Helper()
+		if lg.keydir.n != base || lg.keydir.fresh != fresh {
+			t.Fatalf("%s: base of %d keys, %d created since; want %d, %d", when, lg.keydir.n, lg.keydir.fresh, base, fresh)
+		}
+	}
+	create(accountSnapshotFreshMin - 1)
+	expect("short of the least count", 0, accountSnapshotFreshMin-1)
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	lg = open()
+	expect("reopened", 0, accountSnapshotFreshMin-1)
+	create(1)
+	expect("at the least count", accountSnapshotFreshMin, 0)
+	for lg.keydir.n < accountSnapshotFresh*accountSnapshotFreshMin {
+		create(accountSnapshotFreshMin)
+	}
+	n0 := lg.keydir.n
+	create(n0/accountSnapshotFresh - 10)
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	lg = open()
+	expect("reopened short of an eighth", n0, n0/accountSnapshotFresh-10)
+	create(9)
+	expect("one short of an eighth", n0, n0/accountSnapshotFresh-1)
+	create(1)
+	expect("at an eighth", n0+n0/accountSnapshotFresh, 0)
+	for i := range next {
+		if a, err := lg.get(testKey(i)); err != nil || a == nil || a.Lamports != uint64(i) {
+			t.Fatalf("account %d: %+v, %v", i, a, err)
+		}
+	}
+	lg.close()
+}

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"maps"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,7 +73,13 @@ type sortedTable[K comparable, V any] struct {
 	// writeFrozen): lookups read them after recent, and the owner adds
 	// no run until adopt.
 	frozen map[K]tableChange[V]
-	bufs   *sync.Pool
+	// fresh counts the keys change created that the base does not hold
+	// (about: a key created, deleted and created again counts twice), and
+	// freshFrozen those of them a rewrite in progress writes into the new
+	// base. Their lookups read the runs; the owner decides when enough of
+	// them make a rewrite worth it.
+	fresh, freshFrozen int
+	bufs               *sync.Pool
 	// written counts the bytes of the files t wrote (bases and runs);
 	// shared with the table a rewrite replaces t with.
 	written *atomic.Int64
@@ -123,10 +130,21 @@ type tableFile struct {
 	bloom        []uint64 // runs only
 	// prefixes and vals are a base's entries in memory, for a codec with
 	// prefixIndex: the first 8 bytes of each key (big-endian, so in key
-	// order) and each value.
+	// order) and each value, kept current by sortedTable.change after the
+	// base was written. stale marks (one bit per entry) the entries whose
+	// value in memory is not to be trusted: keys of the base that share
+	// their first 8 bytes, deleted keys, and keys whose change the index
+	// could not attribute; lookups of their prefixes read the files.
 	prefixes []uint64
 	vals     []byte
-	unmap    func() error
+	stale    []uint64
+	// dir[b] is the first entry of prefixes whose top dirBits bits are at
+	// least b (dir[len(dir)-1] = n): a search starts within a few dozen
+	// entries instead of halving megabytes of prefixes, a cache miss a
+	// step.
+	dir     []uint32
+	dirBits uint
+	unmap   func() error
 }
 
 type tableChange[V any] struct {
@@ -144,9 +162,13 @@ type tableCodec[K comparable, V any] struct {
 	putVal           func([]byte, V)
 	getVal           func([]byte) V
 	// prefixIndex keeps the base's key prefixes and values in memory (up
-	// to tableIndexMaxEntries entries), so that lookup reads no file. Only
-	// for a table whose reader can tell whether a value is its key's: the
-	// key directory's values point to records that name their address.
+	// to tableIndexMaxEntries entries), updated in place as the base's
+	// keys change, so that lookup reads no file. Only for a table whose
+	// reader can tell whether a value is its key's (the key directory's
+	// values point to records that name their address) and whose values
+	// are unique to a key (a location holds one record), which change
+	// relies on to tell a key's entry from another's with the same
+	// prefix.
 	prefixIndex bool
 }
 
@@ -175,7 +197,76 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 		t.close()
 		return nil, err
 	}
+	t.indexRuns()
 	return t, nil
+}
+
+// indexRuns brings the base's prefix index up to date with the runs
+// opened on it, oldest first: each run entry whose key is a base key
+// (compared in full in the mapped base) sets that entry's value, or
+// marks it stale when the key was deleted. A run's keys are sorted, so
+// the index is searched forward from the previous key's position. The
+// other keys the runs hold count as fresh.
+func (t *sortedTable[K, V]) indexRuns() {
+	f := t.base
+	if len(t.runs) == 0 || f.prefixes == nil && f.n > 0 {
+		return
+	}
+	ks, vs := t.codec.keySize, t.codec.valSize
+	for ri, r := range t.runs {
+		lo := 0
+		for j := 0; j < r.n; j++ {
+			e := r.data[j*r.entry : (j+1)*r.entry]
+			deleted := e[len(e)-1]&1 != 0
+			if f.n > 0 {
+				p := binary.BigEndian.Uint64(e)
+				lo = gallop(f.prefixes, lo, p)
+				if lo < f.n && f.prefixes[lo] == p && bytes.Equal(f.data[lo*f.entry:lo*f.entry+ks], e[:ks]) {
+					switch {
+					case f.isStale(lo):
+					case deleted:
+						f.markStale(lo)
+					default:
+						copy(f.vals[lo*vs:(lo+1)*vs], e[ks:ks+vs])
+					}
+					continue
+				}
+			}
+			if !deleted && !t.inRuns(e[:ks], ri) {
+				t.fresh++ // neither a base key nor in an earlier run
+			}
+		}
+		dropMapped(r.mapped)
+	}
+	dropMapped(f.mapped)
+}
+
+// inRuns reports whether the Bloom filter of one of the first n runs
+// has key (rarely, a key none of them holds).
+func (t *sortedTable[K, V]) inRuns(key []byte, n int) bool {
+	h := bloomKeyHash(key)
+	for _, r := range t.runs[:n] {
+		if bloomHas(r.bloom, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// gallop returns the first position at or after lo where s holds at
+// least x (len(s) if none): an exponential then binary search, cheap when
+// the answer is near lo.
+func gallop(s []uint64, lo int, x uint64) int {
+	step := 1
+	hi := lo
+	for hi < len(s) && s[hi] < x {
+		lo = hi + 1
+		hi += step
+		step *= 2
+	}
+	hi = min(hi, len(s))
+	i, _ := slices.BinarySearch(s[lo:hi], x)
+	return lo + i
 }
 
 // runPath is the file name of run seq (from 1).
@@ -347,6 +438,17 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 			i += tf.blockEntries - 1
 		}
 	}
+	if indexed {
+		tf.buildDir()
+		// Keys sharing a prefix: which entry a change is to is unknown.
+		tf.stale = make([]uint64, (tf.n+63)/64)
+		for i := 1; i < tf.n; i++ {
+			if tf.prefixes[i] == tf.prefixes[i-1] {
+				tf.markStale(i - 1)
+				tf.markStale(i)
+			}
+		}
+	}
 	dropMapped(m)
 	return tf, nil
 }
@@ -354,21 +456,56 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 func (f *tableFile) close() error {
 	err := f.unmap()
 	f.data, f.mapped, f.n, f.unmap = nil, nil, 0, func() error { return nil }
-	f.file, f.fences, f.bloom, f.prefixes, f.vals = nil, nil, nil, nil, nil
+	f.file, f.fences, f.bloom, f.prefixes, f.vals, f.stale, f.dir = nil, nil, nil, nil, nil, nil, nil
 	return err
 }
 
-// candidate looks key up in the prefix index: the value of the first
-// entry whose key starts with key's first 8 bytes (which may be another
-// key), or ok false when no key does.
-func (f *tableFile) candidate(key []byte) (val []byte, ok bool) {
-	i, found := slices.BinarySearch(f.prefixes, binary.BigEndian.Uint64(key))
-	if !found {
-		return nil, false
+// tableDirMaxBits bounds the prefix index's directory (dir): 2^16 + 1
+// entries, 256 KiB, from 512 Ki keys on (one bucket per ~8 keys below).
+const tableDirMaxBits = 16
+
+// buildDir builds the directory of the prefix index.
+func (f *tableFile) buildDir() {
+	f.dirBits = uint(min(tableDirMaxBits, max(bits.Len(uint(f.n))-3, 0)))
+	nb := 1 << f.dirBits
+	f.dir = make([]uint32, nb+1)
+	i := 0
+	for b := range nb {
+		for i < f.n && f.bucket(f.prefixes[i]) < b {
+			i++
+		}
+		f.dir[b] = uint32(i)
 	}
-	vs := f.entry - f.keySize
-	return f.vals[i*vs : (i+1)*vs], true
+	f.dir[nb] = uint32(f.n)
 }
+
+// bucket is the directory entry of prefix p: its top dirBits bits (a
+// shift by 64 is 0).
+func (f *tableFile) bucket(p uint64) int { return int(p >> (64 - f.dirBits)) }
+
+// indexAt is the position in the prefix index of the first entry whose
+// key starts with key's first 8 bytes (which may be another key), or -1
+// when no key of the base does.
+func (f *tableFile) indexAt(key []byte) int {
+	p := binary.BigEndian.Uint64(key)
+	b := f.bucket(p)
+	lo, hi := int(f.dir[b]), int(f.dir[b+1])
+	i, found := slices.BinarySearch(f.prefixes[lo:hi], p)
+	if !found {
+		return -1
+	}
+	return lo + i
+}
+
+// val is entry i's value in the prefix index.
+func (f *tableFile) val(i int) []byte {
+	vs := f.entry - f.keySize
+	return f.vals[i*vs : (i+1)*vs]
+}
+
+func (f *tableFile) isStale(i int) bool { return f.stale[i/64]&(1<<(i%64)) != 0 }
+
+func (f *tableFile) markStale(i int) { f.stale[i/64] |= 1 << (i % 64) }
 
 // tableBlockBytes is the most a lookup reads from a table file: the
 // fences (the first key of each block, in memory) name the one block of
@@ -429,11 +566,12 @@ func (t *sortedTable[K, V]) get(k K) (V, bool) {
 	return v, ok
 }
 
-// lookup is get for a reader that can tell whether a value is k's: a base
-// with a prefix index answers from memory, and exact false says that the
-// value is that of a key of the base starting with k's first 8 bytes,
-// which is k's unless another key starts the same way. The reader checks;
-// if it is not k's, get answers.
+// lookup is get for a reader that can tell whether a value is k's: a
+// key not changed since the newest run is answered from the base's
+// prefix index, before the runs, and exact false says that the value is
+// the newest of the base key starting with k's first 8 bytes, which is
+// k's unless k is not a key of the base. The reader checks; if it is not
+// k's, get answers.
 func (t *sortedTable[K, V]) lookup(k K) (v V, ok, exact bool) { return t.lookupIn(k, true) }
 
 func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
@@ -448,6 +586,14 @@ func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 	ks := t.codec.keySize
 	key := kb[:ks]
 	t.codec.putKey(key, k)
+	inBase := true // whether a key of the base may be k
+	if candidates && t.base.prefixes != nil {
+		i := t.base.indexAt(key)
+		if i >= 0 && !t.base.isStale(i) {
+			return t.codec.getVal(t.base.val(i)), true, false
+		}
+		inBase = i >= 0
+	}
 	if len(t.runs) > 0 {
 		h := bloomKeyHash(key)
 		for i := len(t.runs) - 1; i >= 0; i-- {
@@ -467,12 +613,8 @@ func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 			}
 		}
 	}
-	if candidates && t.base.prefixes != nil {
-		val, ok := t.base.candidate(key)
-		if !ok {
-			return zero, false, true
-		}
-		return t.codec.getVal(val), true, false
+	if !inBase {
+		return zero, false, true
 	}
 	var v V
 	found := t.base.find(key, t.bufs, func(e []byte) { v = t.codec.getVal(e[ks:]) })
@@ -482,6 +624,43 @@ func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 func (t *sortedTable[K, V]) set(k K, v V) { t.recent[k] = tableChange[V]{v: v} }
 
 func (t *sortedTable[K, V]) del(k K) { t.recent[k] = tableChange[V]{deleted: true} }
+
+// change is set (or del, with deleted) for a table with a prefix index:
+// prev is k's value it replaces (had: k had one), which tells whether
+// the index entry with k's prefix is k's. If it holds prev, it is k's
+// newest value so far, and takes v; a deleted key's entry, or one that
+// holds another value (another key's, when k is new or not a key of the
+// base), is marked stale, and lookups of its prefix read the files from
+// then on.
+func (t *sortedTable[K, V]) change(k K, prev V, had bool, v V, deleted bool) {
+	if deleted {
+		t.del(k)
+	} else {
+		t.set(k, v)
+		if !had {
+			t.fresh++
+		}
+	}
+	f := t.base
+	if f.prefixes == nil {
+		return
+	}
+	var kb, pb [64]byte
+	key, pv := kb[:t.codec.keySize], pb[:t.codec.valSize]
+	t.codec.putKey(key, k)
+	i := f.indexAt(key)
+	if i < 0 || f.isStale(i) {
+		return
+	}
+	if had {
+		t.codec.putVal(pv, prev)
+	}
+	if !had || deleted || !bytes.Equal(f.val(i), pv) {
+		f.markStale(i)
+		return
+	}
+	t.codec.putVal(f.val(i), v)
+}
 
 // changes is how many keys changed since the base was written (keys
 // changed again after a run count again).
@@ -742,7 +921,10 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 
 // freeze sets the changes in memory aside for writeFrozen; new changes
 // go to a fresh map. The owner holds its write lock.
-func (t *sortedTable[K, V]) freeze() { t.frozen, t.recent = t.recent, map[K]tableChange[V]{} }
+func (t *sortedTable[K, V]) freeze() {
+	t.frozen, t.recent = t.recent, map[K]tableChange[V]{}
+	t.freshFrozen = t.fresh
+}
 
 // writeFrozen is writeWith over the frozen changes. It reads nothing the
 // owner changes meanwhile (the changes in memory), so it can run while the
@@ -752,11 +934,26 @@ func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) 
 }
 
 // adopt makes t the table writeFrozen returned, keeping the changes
-// made since freeze. The owner holds its write lock.
+// made since freeze. The owner holds its write lock. The new base's
+// prefix index holds the values as of freeze: the entries of the keys
+// changed since are marked stale (their values are current in the old
+// index, but which entry of the new one is a key's the index cannot tell
+// without reading the file), so that their lookups read the files once
+// the changes are written as a run.
 func (t *sortedTable[K, V]) adopt(nt *sortedTable[K, V]) error {
-	live := t.recent
+	live, fresh := t.recent, t.fresh-t.freshFrozen
 	err := t.replace(nt)
-	t.recent, t.frozen = live, nil
+	t.recent, t.frozen, t.fresh = live, nil, fresh
+	if f := t.base; f.prefixes != nil {
+		var kb [64]byte
+		key := kb[:t.codec.keySize]
+		for k := range live {
+			t.codec.putKey(key, k)
+			if i := f.indexAt(key); i >= 0 {
+				f.markStale(i)
+			}
+		}
+	}
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -560,25 +561,51 @@ var prefixTableCodec = &tableCodec[[2]uint64, uint64]{
 }
 
 // TestSortedTableLookup checks lookup against get and a model on a base
-// with a prefix index, runs and changes over it, and keys that share
-// their first 8 bytes: a base key whose prefix no other key has is
-// answered from memory with its value; a key looked up where another
-// key of the base starts the same way gets that key's value, marked not
-// exact; everything else is exact.
+// with a prefix index, changes over it written as runs, a rewrite that
+// keys change during (freeze, writeFrozen, adopt), and a reopen, with
+// keys that share their first 8 bytes. An answer not marked exact must
+// be the newest value of the one base key with the probe's prefix, which
+// is the probe's own when it is that key: the index answers for base keys
+// changed in runs without reading them, and keys that share a prefix, or
+// whose entry a change could not be attributed to, are answered exactly
+// from the files; so are keys the runs created whose prefix a base key
+// has, when they change again after a reopen.
 func TestSortedTableLookup(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p")
 	tbl, err := openTable(path, prefixTableCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl.runAt = 40
 	model := map[[2]uint64]uint64{}
 	rng := rand.New(rand.NewPCG(9, 10))
-	// Prefixes 0..199; the second half of the key 1..3, so that up to
+	// Prefixes 0..399; the second half of the key 1..3, so that up to
 	// three keys share one prefix and a probe of another second half
 	// shares it with keys that are there.
-	key := func() [2]uint64 { return [2]uint64{uint64(rng.IntN(200)), uint64(rng.IntN(3) + 1)} }
-	for range 300 {
+	key := func() [2]uint64 { return [2]uint64{uint64(rng.IntN(400)), uint64(rng.IntN(3) + 1)} }
+	// change makes one random change as the key directory does: with the
+	// value it replaces, looked up exactly.
+	change := func() {
+		k := key()
+		prev, had := tbl.get(k)
+		if rng.IntN(4) == 0 {
+			tbl.change(k, prev, had, 0, true)
+			delete(model, k)
+			return
+		}
+		v := uint64(rng.Uint32())
+		tbl.change(k, prev, had, v, false)
+		model[k] = v
+	}
+	saveRuns := func() {
+		if tbl.runDue() {
+			f, err := tbl.writeRun(tbl.meta, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl.addRun(f)
+		}
+	}
+	for range 500 {
 		k := key()
 		tbl.set(k, uint64(rng.Uint32()))
 		model[k] = tbl.recent[k].v
@@ -591,83 +618,153 @@ func TestSortedTableLookup(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl.runAt = 40
+	for range 120 {
+		change()
+		saveRuns()
+	}
+	// A rewrite with changes made while it writes, then more runs.
+	tbl.freeze()
 	base := maps.Clone(model)
-	// Runs and changes over the base, deletions among them.
-	for i := range 150 {
-		k := key()
-		if i%4 == 0 {
-			tbl.del(k)
-			delete(model, k)
-		} else {
-			v := uint64(rng.Uint32())
-			tbl.set(k, v)
-			model[k] = v
-		}
-		if tbl.runDue() {
-			f, err := tbl.writeRun(tbl.meta, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tbl.addRun(f)
-		}
+	for range 60 {
+		change()
+	}
+	if nt, err = tbl.writeFrozen(nil, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.adopt(nt); err != nil {
+		t.Fatal(err)
+	}
+	for range 150 {
+		change()
+		saveRuns()
 	}
 	if len(tbl.runs) == 0 || len(tbl.recent) == 0 {
 		t.Fatalf("%d runs, %d changes in memory: the test needs both", len(tbl.runs), len(tbl.recent))
 	}
-	changed := func(k [2]uint64) bool {
-		_, inRuns := tbl.recent[k]
-		for _, r := range tbl.runs {
-			var kb [16]byte
+	check := func(when string) {
+		var kb [16]byte
+		changed := func(k [2]uint64) bool {
+			_, in := tbl.recent[k]
 			prefixTableCodec.putKey(kb[:], k)
-			inRuns = inRuns || r.find(kb[:], tbl.bufs, func([]byte) {})
+			for _, r := range tbl.runs {
+				in = in || r.find(kb[:], tbl.bufs, func([]byte) {})
+			}
+			return in
 		}
-		return inRuns
-	}
-	fromMemory, otherKeys := 0, 0
-	for p := range uint64(205) {
-		for s := range uint64(5) {
-			k := [2]uint64{p, s}
-			want, wantOK := model[k]
-			if v, ok := tbl.get(k); ok != wantOK || v != want {
-				t.Fatalf("get %v = %d, %v; model %d, %v", k, v, ok, want, wantOK)
-			}
-			v, ok, exact := tbl.lookup(k)
-			if exact {
-				if ok != wantOK || v != want {
-					t.Fatalf("lookup %v = %d, %v (exact); model %d, %v", k, v, ok, want, wantOK)
-				}
-				if !changed(k) {
-					// Only a prefix no base key has is exact from the base.
-					for bk := range base {
-						if bk[0] == p {
-							t.Fatalf("lookup %v: exact, but base key %v shares its prefix", k, bk)
-						}
-					}
-				}
-				continue
-			}
-			if changed(k) {
-				t.Fatalf("lookup %v: from the base's index, but runs or changes hold the key", k)
-			}
-			// The value of a base key with the same prefix, the first.
-			first := [2]uint64{p, 99}
+		fromIndex, fromIndexChanged, otherKeys, exactShared := 0, 0, 0, 0
+		for p := range uint64(405) {
+			var sharing [][2]uint64 // base keys with prefix p
 			for bk := range base {
-				if bk[0] == p && bk[1] < first[1] {
-					first = bk
+				if bk[0] == p {
+					sharing = append(sharing, bk)
 				}
 			}
-			if first[1] == 99 || !ok || v != base[first] {
-				t.Fatalf("lookup %v = %d, %v (not exact); the base's first key with its prefix is %v = %d", k, v, ok, first, base[first])
-			}
-			if first == k {
-				fromMemory++
-			} else {
-				otherKeys++
+			for s := range uint64(5) {
+				k := [2]uint64{p, s}
+				want, wantOK := model[k]
+				if v, ok := tbl.get(k); ok != wantOK || v != want {
+					t.Fatalf("%s: get %v = %d, %v; model %d, %v", when, k, v, ok, want, wantOK)
+				}
+				v, ok, exact := tbl.lookup(k)
+				if exact {
+					if ok != wantOK || v != want {
+						t.Fatalf("%s: lookup %v = %d, %v (exact); model %d, %v", when, k, v, ok, want, wantOK)
+					}
+					if len(sharing) > 0 && !changed(k) && !slices.Contains(sharing, k) {
+						exactShared++
+					}
+					continue
+				}
+				if len(sharing) != 1 {
+					t.Fatalf("%s: lookup %v: from the index, but %d base keys have its prefix", when, k, len(sharing))
+				}
+				b := sharing[0]
+				if bv, live := model[b]; !ok || !live || v != bv {
+					t.Fatalf("%s: lookup %v = %d, %v (not exact); the base key with its prefix, %v, is %d, %v", when, k, v, ok, b, bv, live)
+				}
+				switch {
+				case b != k:
+					otherKeys++
+				case changed(k):
+					fromIndexChanged++
+				default:
+					fromIndex++
+				}
 			}
 		}
+		if fromIndex == 0 || fromIndexChanged == 0 || otherKeys == 0 || exactShared == 0 {
+			t.Fatalf("%s: %d keys from the index, %d of them changed in runs or memory, %d answered with another key's value, %d exact beside a base key with their prefix: the test needs each",
+				when, fromIndex+fromIndexChanged, fromIndexChanged, otherKeys, exactShared)
+		}
 	}
-	if fromMemory == 0 || otherKeys == 0 {
-		t.Fatalf("%d keys answered from the index, %d with another key's value: the test needs both", fromMemory, otherKeys)
+	check("before reopening")
+	// Reopened, the index is rebuilt from the base and the runs.
+	f, err := tbl.writeRun(tbl.meta, false)
+	if err != nil {
+		t.Fatal(err)
 	}
+	tbl.addRun(f)
 	tbl.close()
+	if tbl, err = openTable(path, prefixTableCodec); err != nil {
+		t.Fatal(err)
+	}
+	check("after reopening")
+	// Changes to keys the runs created, whose prefix a base key has.
+	tbl.runAt = 40
+	for range 150 {
+		change()
+		saveRuns()
+	}
+	check("after changes on the reopened table")
+	tbl.close()
+}
+
+// TestPrefixIndexDirectory checks indexAt, which searches the bucket the
+// directory names, against a search of all the prefixes, for sizes from
+// no directory bits to the most, with repeated prefixes and the edges of
+// the key space and of buckets.
+func TestPrefixIndexDirectory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 7, 8, 100, 5000, 1 << 20} {
+		f := &tableFile{entry: 16, keySize: 8, n: n, prefixes: make([]uint64, n)}
+		for i := range f.prefixes {
+			switch i % 50 {
+			case 0:
+				f.prefixes[i] = 0
+			case 1:
+				f.prefixes[i] = ^uint64(0)
+			case 2:
+				f.prefixes[i] = uint64(rng.IntN(1<<16)) << 48 // a bucket's first
+			default:
+				f.prefixes[i] = rng.Uint64()
+			}
+		}
+		slices.Sort(f.prefixes)
+		f.buildDir()
+		if want := min(tableDirMaxBits, max(bits.Len(uint(n))-3, 0)); int(f.dirBits) != want {
+			t.Fatalf("n %d: %d directory bits, want %d", n, f.dirBits, want)
+		}
+		probe := func(p uint64) {
+			var key [8]byte
+			binary.BigEndian.PutUint64(key[:], p)
+			want, found := slices.BinarySearch(f.prefixes, p)
+			if !found {
+				want = -1
+			}
+			if got := f.indexAt(key[:]); got != want {
+				t.Fatalf("n %d: indexAt(%#x) = %d, want %d", n, p, got, want)
+			}
+		}
+		for _, p := range []uint64{0, 1, ^uint64(0), ^uint64(0) - 1, 1 << 63, 1<<63 - 1} {
+			probe(p)
+		}
+		for i := 0; i < n; i += max(n/20000, 1) {
+			probe(f.prefixes[i])
+			probe(f.prefixes[i] + 1)
+			probe(f.prefixes[i] - 1)
+		}
+		for range 1000 {
+			probe(rng.Uint64())
+		}
+	}
 }
