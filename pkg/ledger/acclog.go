@@ -45,7 +45,9 @@ import (
 // the records after the position the snapshot covers. The snapshot is
 // rewritten once the log has grown by snapshotRatio times its size since
 // the last one (so its cost per written account does not grow with the
-// number of accounts). In between, the changes in memory are written as
+// number of accounts), or once the accounts created since are an eighth
+// of it (accountSnapshotFresh: its in-memory index answers only for the
+// accounts it holds). In between, the changes in memory are written as
 // runs (table.go), and at Close as one more run, or the snapshot when it
 // is due (so a clean restart replays nothing).
 //

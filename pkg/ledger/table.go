@@ -173,8 +173,8 @@ type tableCodec[K comparable, V any] struct {
 }
 
 // tableIndexMaxEntries bounds the base a prefix index is kept for (8 bytes
-// of key and the value per entry: 80 MB for the key directory at this many
-// accounts); a larger base is looked up through its file.
+// of key and the value per entry, and a bit: 80 MB for the key directory
+// at this many accounts); a larger base is looked up through its file.
 const tableIndexMaxEntries = 1 << 22
 
 const tableHeader = 16 + 8 + 4 + 4
