@@ -209,7 +209,7 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 // other keys the runs hold count as fresh.
 func (t *sortedTable[K, V]) indexRuns() {
 	f := t.base
-	if len(t.runs) == 0 || f.prefixes == nil && f.n > 0 {
+	if len(t.runs) == 0 || !t.codec.prefixIndex || f.prefixes == nil && f.n > 0 {
 		return
 	}
 	ks, vs := t.codec.keySize, t.codec.valSize
@@ -567,11 +567,11 @@ func (t *sortedTable[K, V]) get(k K) (V, bool) {
 }
 
 // lookup is get for a reader that can tell whether a value is k's: a
-// key not changed since the newest run is answered from the base's
-// prefix index, before the runs, and exact false says that the value is
-// the newest of the base key starting with k's first 8 bytes, which is
-// k's unless k is not a key of the base. The reader checks; if it is not
-// k's, get answers.
+// key that is not among the changes in memory is answered from the
+// base's prefix index, before the runs (change keeps it current), and
+// exact false says that the value is the newest of the base key starting
+// with k's first 8 bytes, which is k's unless k is not a key of the base.
+// The reader checks; if it is not k's, get answers.
 func (t *sortedTable[K, V]) lookup(k K) (v V, ok, exact bool) { return t.lookupIn(k, true) }
 
 func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
