@@ -41,6 +41,20 @@ func pairedKey(i int) solana.PublicKey {
 	return k
 }
 
+// commitLog appends writes and makes them visible, as a slot's commit
+// does, and returns the log's new end.
+func commitLog(t *testing.T, lg *accountLog, writes []AccountWrite) logPos {
+	t.Helper()
+	pos, err := lg.append(writes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.apply(); err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
+
 // checkLog asserts that the log holds exactly model.
 func checkLog(t *testing.T, lg *accountLog, model map[solana.PublicKey]*Account, keys int) {
 	t.Helper()
@@ -298,14 +312,7 @@ func TestAccountLogKeepsReplayedSegments(t *testing.T) {
 	}
 	commit := func(writes ...AccountWrite) logPos {
 		t.Helper()
-		pos, err := lg.append(writes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := lg.apply(); err != nil {
-			t.Fatal(err)
-		}
-		return pos
+		return commitLog(t, lg, writes)
 	}
 	gone, other := testKey(1), testKey(2)
 	commit(AccountWrite{Key: gone, Account: testAccount(1, 40)})
@@ -374,14 +381,7 @@ func TestKeydirSnapshotBeside(t *testing.T) {
 			}
 			writes = append(writes, AccountWrite{Key: k, Account: a})
 		}
-		pos, err := lg.append(writes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := lg.apply(); err != nil {
-			t.Fatal(err)
-		}
-		end = pos
+		end = commitLog(t, lg, writes)
 		for _, w := range writes {
 			if model[w.Key] = w.Account; w.Account == nil {
 				delete(model, w.Key)
@@ -488,14 +488,7 @@ func TestKeydirSnapshotWhenManyCreated(t *testing.T) {
 				next++
 			}
 			n -= len(writes)
-			pos, err := lg.append(writes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := lg.apply(); err != nil {
-				t.Fatal(err)
-			}
-			end = pos
+			end = commitLog(t, lg, writes)
 			if err := lg.finishSnapshot(true); err != nil {
 				t.Fatal(err)
 			}
