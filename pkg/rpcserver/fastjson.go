@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -164,13 +165,24 @@ func scanNumber(b []byte, i int) int {
 	return i
 }
 
-// scanString validates a string starting at the quote b[i].
+// scanString validates a string starting at the quote b[i]. Runs of
+// bytes that stand for themselves (printable ASCII but the quote and the
+// backslash) are skipped eight at a time: a request is mostly one long
+// base64 or base58 string, scanned once per layer of the envelope (the
+// batch, the request, its params), and a byte at a time that was 5 % of
+// the node's CPU under sendTransaction batches.
 func scanString(b []byte, i int) int {
 	if i >= len(b) || b[i] != '"' {
 		return -1
 	}
 	i++
 	for i < len(b) {
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -208,6 +220,23 @@ func scanString(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// Bytes repeated through a word, for plainWord.
+const (
+	wordOnes = 0x0101010101010101
+	wordHigh = 0x8080808080808080
+)
+
+// plainWord reports whether each of the 8 bytes of w is ASCII from 0x20
+// up, other than '"' and '\\': bytes a JSON string holds as they are.
+func plainWord(w uint64) bool {
+	// Some byte is 0x80 or above; else some byte is below 0x20 (its
+	// subtraction wraps and sets the high bit; a borrow only follows such
+	// a byte); some byte is a quote or a backslash (a zero byte after the
+	// xor: (v - ones) &^ v has a high bit set exactly then).
+	zero := func(v uint64) uint64 { return (v - wordOnes) &^ v & wordHigh }
+	return (w|(w-0x20*wordOnes))&wordHigh|zero(w^('"'*wordOnes))|zero(w^('\\'*wordOnes)) == 0
 }
 
 func isHex(c byte) bool {

@@ -270,3 +270,126 @@ func FuzzScanValue(f *testing.F) {
 		}
 	})
 }
+
+// scanStringBytewise is scanString as it was before it skipped words: a
+// byte at a time. The reference for TestScanStringWords and
+// FuzzScanString.
+func scanStringBytewise(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1
+		case c == '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 {
+					return -1
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 6
+			default:
+				return -1
+			}
+		case c < 0x20:
+			return -1
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				return -1
+			}
+			i += n
+		}
+	}
+	return -1
+}
+
+// TestScanStringWords puts each kind of byte the word skip must stop at
+// (or may pass) at every position of runs of plain bytes across word
+// boundaries, with and without a closing quote, and compares scanString
+// with the bytewise reference.
+func TestScanStringWords(t *testing.T) {
+	specials := []string{`"`, `\`, `\"`, `\u00e9`, `\x`, "\x00", "\x1f", " ", "\x7f", "\x80", "\xff", "é", "\xe2\x82", "€"}
+	checked := 0
+	for n := 0; n <= 26; n++ {
+		for at := 0; at <= n; at++ {
+			for _, sp := range specials {
+				for _, closing := range []string{`"`, ``, `"x`} {
+					body := strings.Repeat("A", at) + sp + strings.Repeat("b", n-at)
+					in := []byte(`"` + body + closing)
+					if got, want := scanString(in, 0), scanStringBytewise(in, 0); got != want {
+						t.Fatalf("scanString(%q) = %d, the bytewise scan %d", in, got, want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	// Each byte value inside a word of plain bytes.
+	for c := range 256 {
+		for at := range 8 {
+			w := []byte("AAAAAAAA")
+			w[at] = byte(c)
+			in := append(append([]byte(`"`), w...), `AAAAAAAA"`...)
+			if got, want := scanString(in, 0), scanStringBytewise(in, 0); got != want {
+				t.Fatalf("byte %#x at %d: scanString = %d, the bytewise scan %d", c, at, got, want)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d strings", checked)
+}
+
+// FuzzScanString compares scanString with the bytewise reference on any
+// input, from any start.
+func FuzzScanString(f *testing.F) {
+	for _, s := range []string{`"abcdefghijklmnopq"`, `"abcdefgh\"ijklmnop"`, "\"abcdefg\x01hijk\"", `"é€abcdefghij"`, `"abcdefghi\u00e9"`} {
+		f.Add([]byte(s), 0)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, i int) {
+		if i < 0 || i > len(b) {
+			return
+		}
+		if got, want := scanString(b, i), scanStringBytewise(b, i); got != want {
+			t.Fatalf("scanString(%q, %d) = %d, the bytewise scan %d", b, i, got, want)
+		}
+	})
+}
+
+// BenchmarkScanString scans a sendTransaction's base64 transaction
+// string (a TransferChecked is ~300 bytes, ~400 characters; this is 600).
+func BenchmarkScanString(b *testing.B) {
+	raw := make([]byte, 450)
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	s := []byte(`"` + base64.StdEncoding.EncodeToString(raw) + `"`)
+	for _, bc := range []struct {
+		name string
+		scan func([]byte, int) int
+	}{{"words", scanString}, {"bytewise", scanStringBytewise}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				if bc.scan(s, 0) != len(s) {
+					b.Fatal("not scanned")
+				}
+			}
+		})
+	}
+}
