@@ -706,18 +706,65 @@ func (t *sortedTable[K, V]) sortedChanges(changes map[K]tableChange[V]) []byte {
 	return out
 }
 
-// sortEntries sorts fixed-size entries by their first ks bytes.
+// sortEntries sorts fixed-size entries by their first ks bytes: a radix
+// sort of each entry's first 8 key bytes, as a number, beside its
+// position, then a comparison sort by the rest of the key of any stretch
+// of entries whose first 8 bytes are equal. A run of the key directory is
+// 65 536 entries of 32-byte keys, and comparing them as byte slices
+// through their positions was most of writing it.
 func sortEntries(b []byte, e, ks int) {
-	idx := make([]int32, len(b)/e)
-	for i := range idx {
-		idx[i] = int32(i)
+	type keyed struct {
+		prefix uint64
+		i      int32
 	}
-	slices.SortFunc(idx, func(x, y int32) int {
-		return bytes.Compare(b[int(x)*e:int(x)*e+ks], b[int(y)*e:int(y)*e+ks])
-	})
+	n := len(b) / e
+	if n < 2 {
+		return
+	}
+	idx := make([]keyed, n)
+	var word [8]byte
+	for i := range idx {
+		copy(word[:], b[i*e:i*e+min(ks, 8)]) // zero-padded: still in key order
+		idx[i] = keyed{binary.BigEndian.Uint64(word[:]), int32(i)}
+	}
+	// Least significant byte first; each pass is stable, and one whose
+	// byte all entries share is skipped.
+	tmp := make([]keyed, n)
+	for shift := 0; shift < 64; shift += 8 {
+		var start [257]int
+		for _, k := range idx {
+			start[(k.prefix>>shift)&0xff+1]++
+		}
+		if start[(idx[0].prefix>>shift)&0xff+1] == n {
+			continue
+		}
+		for d := 1; d < len(start); d++ {
+			start[d] += start[d-1]
+		}
+		for _, k := range idx {
+			d := (k.prefix >> shift) & 0xff
+			tmp[start[d]] = k
+			start[d]++
+		}
+		idx, tmp = tmp, idx
+	}
+	if ks > 8 {
+		for lo := 0; lo < n; {
+			hi := lo + 1
+			for hi < n && idx[hi].prefix == idx[lo].prefix {
+				hi++
+			}
+			if hi-lo > 1 {
+				slices.SortFunc(idx[lo:hi], func(x, y keyed) int {
+					return bytes.Compare(b[int(x.i)*e+8:int(x.i)*e+ks], b[int(y.i)*e+8:int(y.i)*e+ks])
+				})
+			}
+			lo = hi
+		}
+	}
 	sorted := make([]byte, len(b))
-	for i, j := range idx {
-		copy(sorted[i*e:(i+1)*e], b[int(j)*e:(int(j)+1)*e])
+	for i, k := range idx {
+		copy(sorted[i*e:(i+1)*e], b[int(k.i)*e:(int(k.i)+1)*e])
 	}
 	copy(b, sorted)
 }

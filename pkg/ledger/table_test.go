@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -766,5 +767,65 @@ func TestPrefixIndexDirectory(t *testing.T) {
 		for range 1000 {
 			probe(rng.Uint64())
 		}
+	}
+}
+
+// TestSortEntries checks sortEntries against a plain sort of the
+// entries by their whole keys, for keys shorter than, as long as and
+// longer than the 8 bytes it sorts by first, with keys sharing those 8
+// bytes and repeated keys (whose order among themselves is free).
+func TestSortEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, ks := range []int{4, 8, 16, 32} {
+		for _, n := range []int{0, 1, 2, 100, 5000} {
+			e := ks + 5
+			b := make([]byte, n*e)
+			for i := range n {
+				ent := b[i*e : (i+1)*e]
+				for j := range ent {
+					ent[j] = byte(rng.IntN(4)) // few values: shared prefixes and repeats
+				}
+				if rng.IntN(2) == 0 {
+					for j := range ks {
+						ent[j] = byte(rng.Uint32())
+					}
+				}
+			}
+			want := make([][]byte, n)
+			for i := range want {
+				want[i] = slices.Clone(b[i*e : (i+1)*e])
+			}
+			slices.SortStableFunc(want, func(x, y []byte) int { return bytes.Compare(x[:ks], y[:ks]) })
+			sortEntries(b, e, ks)
+			var gotEntries, wantEntries []string
+			for i := range n {
+				got := b[i*e : (i+1)*e]
+				if !bytes.Equal(got[:ks], want[i][:ks]) {
+					t.Fatalf("key size %d, %d entries: entry %d has key %x, want %x", ks, n, i, got[:ks], want[i][:ks])
+				}
+				gotEntries, wantEntries = append(gotEntries, string(got)), append(wantEntries, string(want[i]))
+			}
+			slices.Sort(gotEntries)
+			slices.Sort(wantEntries)
+			if !slices.Equal(gotEntries, wantEntries) {
+				t.Fatalf("key size %d, %d entries: the sorted entries are not the entries given", ks, n)
+			}
+		}
+	}
+}
+
+// BenchmarkSortEntries sorts a key-directory run: 65 536 entries of
+// 32-byte random keys and 13 bytes of value and flags.
+func BenchmarkSortEntries(b *testing.B) {
+	const n, ks, e = 1 << 16, 32, 45
+	src := make([]byte, n*e)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	buf := make([]byte, len(src))
+	for b.Loop() {
+		copy(buf, src)
+		sortEntries(buf, e, ks)
 	}
 }
