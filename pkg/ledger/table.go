@@ -212,7 +212,7 @@ func (t *sortedTable[K, V]) indexRuns() {
 	if len(t.runs) == 0 || !t.codec.prefixIndex || f.prefixes == nil && f.n > 0 {
 		return
 	}
-	ks, vs := t.codec.keySize, t.codec.valSize
+	ks := t.codec.keySize
 	for ri, r := range t.runs {
 		lo := 0
 		for j := 0; j < r.n; j++ {
@@ -227,7 +227,7 @@ func (t *sortedTable[K, V]) indexRuns() {
 					case deleted:
 						f.markStale(lo)
 					default:
-						copy(f.vals[lo*vs:(lo+1)*vs], e[ks:ks+vs])
+						copy(f.val(lo), e[ks:len(e)-1])
 					}
 					continue
 				}
