@@ -530,3 +530,103 @@ func TestKeydirSnapshotWhenManyCreated(t *testing.T) {
 	}
 	lg.close()
 }
+
+// TestKeydirChangesInPlace checks that changes to accounts the key
+// directory's base holds are kept in its index, dirty, and nowhere else:
+// no run is written for them however many there are (the account log is
+// their redo log: a kill replays them from the base's position), a
+// clean close writes them as one run, and a rewrite with more of them
+// made while it is written takes them over in the new base's index.
+func TestKeydirChangesInPlace(t *testing.T) {
+	const keys = 500
+	dir := t.TempDir()
+	var end logPos
+	open := func() *accountLog {
+		t.Helper()
+		lg, err := openAccountLog(dir, end, true, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg.keydir.runAt = 5
+		return lg
+	}
+	model := map[solana.PublicKey]*Account{}
+	slot := 0
+	commit := func(lg *accountLog, from, to int) {
+		t.Helper()
+		slot++
+		var writes []AccountWrite
+		for i := from; i < to; i++ {
+			a := testAccount(uint64(slot*1000+i), 40+i%30)
+			writes = append(writes, AccountWrite{Key: testKey(i), Account: a})
+			model[testKey(i)] = a
+		}
+		end = commitLog(t, lg, writes)
+	}
+	lg := open()
+	commit(lg, 0, keys)
+	if err := lg.snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	base := lg.basePos
+	for s := 0; s < 20; s++ {
+		commit(lg, s*17%keys, s*17%keys+40)
+		if n := len(lg.keydir.runs); n != 0 || len(lg.keydir.recent) != 0 {
+			t.Fatalf("slot %d: %d runs, %d changes in memory for accounts of the base", slot, n, len(lg.keydir.recent))
+		}
+	}
+	if lg.keydir.base.nDirty == 0 || lg.snapPos != base {
+		t.Fatalf("%d dirty entries, the files cover %v (base %v)", lg.keydir.base.nDirty, lg.snapPos, base)
+	}
+	checkLog(t, lg, model, keys)
+
+	// A kill: the replay from the base's position restores them.
+	lg.abandon()
+	lg = open()
+	checkLog(t, lg, model, keys)
+	if lg.keydir.base.nDirty == 0 {
+		t.Fatal("the replay left no dirty entry")
+	}
+
+	// A clean close writes them as one run; the next open replays nothing.
+	commit(lg, 100, 130)
+	if err := lg.saveRun(true); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(lg.keydir.runs); n != 1 || lg.keydir.base.nDirty != 0 || lg.snapPos != end {
+		t.Fatalf("after a run: %d runs, %d dirty entries, files cover %v (log end %v)", n, lg.keydir.base.nDirty, lg.snapPos, end)
+	}
+	checkLog(t, lg, model, keys)
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	lg = open()
+	if n := len(lg.keydir.runs); n != 1 || lg.snapPos != end || lg.keydir.base.nDirty != 0 {
+		t.Fatalf("after a clean close: %d runs, files cover %v (log end %v), %d dirty", n, lg.snapPos, end, lg.keydir.base.nDirty)
+	}
+	checkLog(t, lg, model, keys)
+
+	// A rewrite with changes made while it is written: the new base's
+	// index takes them, nothing stays in memory.
+	commit(lg, 200, 260)
+	lg.snapGate = make(chan struct{})
+	lg.startSnapshot()
+	commit(lg, 230, 300)
+	if len(lg.keydir.recent) != 70 {
+		t.Fatalf("%d changes in memory during the rewrite, want 70", len(lg.keydir.recent))
+	}
+	close(lg.snapGate)
+	if err := lg.finishSnapshot(true); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(lg.keydir.recent); n != 0 || lg.keydir.base.nDirty != 70 {
+		t.Fatalf("after the rewrite: %d changes in memory, %d dirty entries; want 0, 70", n, lg.keydir.base.nDirty)
+	}
+	checkLog(t, lg, model, keys)
+	lg.abandon()
+	lg = open()
+	checkLog(t, lg, model, keys)
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+}

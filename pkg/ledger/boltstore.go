@@ -477,7 +477,7 @@ func (rw *tableRewrite[K, V]) finish(mu *sync.RWMutex, t *sortedTable[K, V], wai
 // it. Only the table's one writer calls it.
 func saveRun[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta func() []byte, sync, flush bool) (bool, error) {
 	mu.RLock()
-	if !t.runDue() && !(flush && len(t.recent) > 0) {
+	if !t.runDue() && !(flush && t.unsaved() > 0) {
 		mu.RUnlock()
 		return false, nil
 	}

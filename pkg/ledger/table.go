@@ -79,7 +79,15 @@ type sortedTable[K comparable, V any] struct {
 	// base. Their lookups read the runs; the owner decides when enough of
 	// them make a rewrite worth it.
 	fresh, freshFrozen int
-	bufs               *sync.Pool
+	// frozenDirty are the base's dirty index entries as of freeze, in
+	// entry order, for the rewrite in progress: the owner goes on
+	// changing the index in place meanwhile.
+	frozenDirty []dirtyEntry
+	// keysMapped makes exact lookups compare keys in the base's mapping
+	// instead of reading them (set while a replay at open looks up every
+	// record's key; the pages are dropped after).
+	keysMapped bool
+	bufs       *sync.Pool
 	// written counts the bytes of the files t wrote (bases and runs);
 	// shared with the table a rewrite replaces t with.
 	written *atomic.Int64
@@ -138,6 +146,14 @@ type tableFile struct {
 	prefixes []uint64
 	vals     []byte
 	stale    []uint64
+	// dirty marks (one bit per entry) the entries sortedTable.change
+	// updated in place since the base and its runs were written: their
+	// newest value is in memory only (the account log's records are its
+	// redo log), and the next run or rewrite writes it. A dirty entry is
+	// never stale: marking one stale moves its value to the changes in
+	// memory first. nDirty counts them.
+	dirty  []uint64
+	nDirty int
 	// dir[b] is the first entry of prefixes whose top dirBits bits are at
 	// least b (dir[len(dir)-1] = n): a search starts within a few dozen
 	// entries instead of halving megabytes of prefixes, a cache miss a
@@ -145,6 +161,13 @@ type tableFile struct {
 	dir     []uint32
 	dirBits uint
 	unmap   func() error
+}
+
+// dirtyEntry is a dirty index entry set aside for a rewrite: its
+// position in the base and its value.
+type dirtyEntry struct {
+	i   int
+	val []byte
 }
 
 type tableChange[V any] struct {
@@ -442,6 +465,7 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 		tf.buildDir()
 		// Keys sharing a prefix: which entry a change is to is unknown.
 		tf.stale = make([]uint64, (tf.n+63)/64)
+		tf.dirty = make([]uint64, (tf.n+63)/64)
 		for i := 1; i < tf.n; i++ {
 			if tf.prefixes[i] == tf.prefixes[i-1] {
 				tf.markStale(i - 1)
@@ -457,6 +481,7 @@ func (f *tableFile) close() error {
 	err := f.unmap()
 	f.data, f.mapped, f.n, f.unmap = nil, nil, 0, func() error { return nil }
 	f.file, f.fences, f.bloom, f.prefixes, f.vals, f.stale, f.dir = nil, nil, nil, nil, nil, nil, nil
+	f.dirty, f.nDirty = nil, 0
 	return err
 }
 
@@ -506,6 +531,43 @@ func (f *tableFile) val(i int) []byte {
 func (f *tableFile) isStale(i int) bool { return f.stale[i/64]&(1<<(i%64)) != 0 }
 
 func (f *tableFile) markStale(i int) { f.stale[i/64] |= 1 << (i % 64) }
+
+func (f *tableFile) isDirty(i int) bool { return f.dirty[i/64]&(1<<(i%64)) != 0 }
+
+func (f *tableFile) markDirty(i int) {
+	if !f.isDirty(i) {
+		f.dirty[i/64] |= 1 << (i % 64)
+		f.nDirty++
+	}
+}
+
+func (f *tableFile) clearDirty() {
+	clear(f.dirty)
+	f.nDirty = 0
+}
+
+// eachDirty calls fn with every dirty entry's position, ascending.
+func (f *tableFile) eachDirty(fn func(i int)) {
+	for w, x := range f.dirty {
+		for x != 0 {
+			fn(w*64 + bits.TrailingZeros64(x))
+			x &= x - 1
+		}
+	}
+}
+
+// keyAt is entry i's key, read from the file into buf (or taken from
+// the mapping, with mapped: cheaper for many lookups in a row, which
+// then drop the pages).
+func (f *tableFile) keyAt(i int, buf []byte, mapped bool) []byte {
+	off := i * f.entry
+	if !mapped {
+		if _, err := f.file.ReadAt(buf[:f.keySize], f.dataOff+int64(off)); err == nil {
+			return buf[:f.keySize]
+		}
+	}
+	return f.data[off : off+f.keySize]
+}
 
 // tableBlockBytes is the most a lookup reads from a table file: the
 // fences (the first key of each block, in memory) name the one block of
@@ -587,12 +649,22 @@ func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 	key := kb[:ks]
 	t.codec.putKey(key, k)
 	inBase := true // whether a key of the base may be k
-	if candidates && t.base.prefixes != nil {
-		i := t.base.indexAt(key)
-		if i >= 0 && !t.base.isStale(i) {
-			return t.codec.getVal(t.base.val(i)), true, false
-		}
+	if f := t.base; f.prefixes != nil {
+		i := f.indexAt(key)
 		inBase = i >= 0
+		if i >= 0 && !f.isStale(i) {
+			// The one key of the base with k's prefix; the entry holds its
+			// newest value (change keeps it so, and it may be newer than
+			// anything in the files).
+			if candidates {
+				return t.codec.getVal(f.val(i)), true, false
+			}
+			var bk [64]byte
+			if bytes.Equal(f.keyAt(i, bk[:], t.keysMapped), key) {
+				return t.codec.getVal(f.val(i)), true, true
+			}
+			inBase = false
+		}
 	}
 	if len(t.runs) > 0 {
 		h := bloomKeyHash(key)
@@ -628,39 +700,64 @@ func (t *sortedTable[K, V]) del(k K) { t.recent[k] = tableChange[V]{deleted: tru
 // change is set (or del, with deleted) for a table with a prefix index:
 // prev is k's value it replaces (had: k had one), which tells whether
 // the index entry with k's prefix is k's. If it holds prev, it is k's
-// newest value so far, and takes v; a deleted key's entry, or one that
-// holds another value (another key's, when k is new or not a key of the
-// base), is marked stale, and lookups of its prefix read the files from
-// then on.
+// newest value so far, and takes v in place: the entry becomes dirty,
+// and the change goes nowhere else (while a rewrite is in progress,
+// also to the changes in memory, which the new base's index takes over
+// at adopt). A deleted key's entry, or one that holds another value
+// (another key's, when k is new or not a key of the base), is marked
+// stale, lookups of its prefix read the changes in memory and the files
+// from then on, and the change is kept in memory like any change of a
+// table without an index.
 func (t *sortedTable[K, V]) change(k K, prev V, had bool, v V, deleted bool) {
+	if !had && !deleted {
+		t.fresh++
+	}
+	if f := t.base; f.prefixes != nil {
+		var kb, pb [64]byte
+		key, pv := kb[:t.codec.keySize], pb[:t.codec.valSize]
+		t.codec.putKey(key, k)
+		if i := f.indexAt(key); i >= 0 && !f.isStale(i) {
+			if had {
+				t.codec.putVal(pv, prev)
+			}
+			if had && !deleted && bytes.Equal(f.val(i), pv) {
+				t.codec.putVal(f.val(i), v)
+				f.markDirty(i)
+				if t.frozen == nil {
+					return
+				}
+			} else {
+				t.markStale(i)
+			}
+		}
+	}
 	if deleted {
 		t.del(k)
 	} else {
 		t.set(k, v)
-		if !had {
-			t.fresh++
-		}
 	}
-	f := t.base
-	if f.prefixes == nil {
-		return
-	}
-	var kb, pb [64]byte
-	key, pv := kb[:t.codec.keySize], pb[:t.codec.valSize]
-	t.codec.putKey(key, k)
-	i := f.indexAt(key)
-	if i < 0 || f.isStale(i) {
-		return
-	}
-	if had {
-		t.codec.putVal(pv, prev)
-	}
-	if !had || deleted || !bytes.Equal(f.val(i), pv) {
-		f.markStale(i)
-		return
-	}
-	t.codec.putVal(f.val(i), v)
 }
+
+// markStale marks base index entry i stale; a dirty entry's value is
+// moved to the changes in memory first (unless they hold a newer one for
+// its key), since lookups no longer take it from the index.
+func (t *sortedTable[K, V]) markStale(i int) {
+	f := t.base
+	if f.isDirty(i) {
+		var kb [64]byte
+		k := t.codec.getKey(f.keyAt(i, kb[:], t.keysMapped))
+		if _, ok := t.recent[k]; !ok {
+			t.recent[k] = tableChange[V]{v: t.codec.getVal(f.val(i))}
+		}
+		f.dirty[i/64] &^= 1 << (i % 64)
+		f.nDirty--
+	}
+	f.markStale(i)
+}
+
+// unsaved is the number of changes only memory holds: the changes in
+// memory and the dirty index entries.
+func (t *sortedTable[K, V]) unsaved() int { return len(t.recent) + t.base.nDirty }
 
 // changes is how many keys changed since the base was written (keys
 // changed again after a run count again).
@@ -772,7 +869,7 @@ func sortEntries(b []byte, e, ks int) {
 // writeRun writes the changes in memory as the next run, with meta; t is
 // left as it was (readers may go on using it) until addRun adopts it.
 func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error) {
-	ents := t.sortedRecent()
+	ents := t.withDirty(t.sortedRecent())
 	e := t.codec.entry() + 1
 	ks := t.codec.keySize
 	// The Bloom filter goes in the file, after the entries: a restart
@@ -803,13 +900,46 @@ func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error)
 	return f, nil
 }
 
+// withDirty merges the base's dirty index entries into run entries ents
+// (sorted, none of their keys dirty: a key among the changes in memory
+// has a stale entry or none). Their keys are read from the base's
+// mapping, in file order, its pages dropped as it goes.
+func (t *sortedTable[K, V]) withDirty(ents []byte) []byte {
+	f := t.base
+	if f.nDirty == 0 {
+		return ents
+	}
+	ks, e := t.codec.keySize, t.codec.entry()+1
+	out := make([]byte, 0, len(ents)+f.nDirty*e)
+	page, dropped := os.Getpagesize(), 0
+	f.eachDirty(func(i int) {
+		key := f.data[i*f.entry : i*f.entry+ks]
+		for len(ents) > 0 && bytes.Compare(ents[:ks], key) < 0 {
+			out, ents = append(out, ents[:e]...), ents[e:]
+		}
+		if len(ents) == 0 || !bytes.Equal(ents[:ks], key) { // else the change is newer
+			out = append(append(append(out, key...), f.val(i)...), 0)
+		}
+		if at := (int(f.dataOff) + i*f.entry) / page * page; at-dropped >= mergeDropBytes {
+			dropMapped(f.mapped[dropped:at])
+			dropped = at
+		}
+	})
+	dropMapped(f.mapped)
+	return append(out, ents...)
+}
+
 // addRun makes the run writeRun returned part of t and forgets the
-// changes in memory it holds.
+// changes in memory it holds, and the dirty marks of the index entries
+// it wrote.
 func (t *sortedTable[K, V]) addRun(f *tableFile) {
 	t.runs = append(t.runs, f)
 	t.runEntries += f.n
 	t.meta = f.meta[4:]
 	t.recent = map[K]tableChange[V]{}
+	if t.base.dirty != nil {
+		t.base.clearDirty()
+	}
 }
 
 // encodeTableHeader is a table file's header for n entries and meta.
@@ -850,11 +980,30 @@ func (t *sortedTable[K, V]) merged(fn func(key, val []byte) bool) {
 		changes = maps.Clone(t.frozen)
 		maps.Copy(changes, t.recent)
 	}
-	t.mergedWith(changes, fn)
+	t.mergedWith(changes, t.dirtyVals(), fn)
 }
 
-// mergedWith is merged with changes in place of the changes in memory.
-func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], fn func(key, val []byte) bool) {
+// dirtyVals is mergedWith's dirty for the base's index as it is (nil
+// when no entry is dirty). Only the owner changes it: callers hold the
+// table's lock.
+func (t *sortedTable[K, V]) dirtyVals() func(int) []byte {
+	f := t.base
+	if f.nDirty == 0 {
+		return nil
+	}
+	return func(i int) []byte {
+		if f.isDirty(i) {
+			return f.val(i)
+		}
+		return nil
+	}
+}
+
+// mergedWith is merged with changes in place of the changes in memory,
+// and dirty (nil: none) giving the value of base entry i if its index
+// entry is dirty: newer than the runs and the base's file, older than
+// changes.
+func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], dirty func(int) []byte, fn func(key, val []byte) bool) {
 	ks := t.codec.keySize
 	// Sources by priority: the changes in memory, then the runs newest
 	// first, then the base.
@@ -875,6 +1024,7 @@ func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], fn func(key
 		cs = append(cs, &cursor{data: r.data, e: r.entry, flags: true, n: r.n, file: r})
 	}
 	cs = append(cs, &cursor{data: t.base.data, e: t.base.entry, n: t.base.n, file: t.base})
+	baseCursor := cs[len(cs)-1]
 	page := os.Getpagesize()
 	release := func(c *cursor) {
 		if c.file == nil {
@@ -946,10 +1096,22 @@ func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], fn func(key
 		if c.flags {
 			val = ent[ks : c.e-1]
 		}
+		fromChanges, baseAt := c == cs[0], -1
+		if c == baseCursor {
+			baseAt = c.i
+		}
 		advance()
 		// Older sources with the same key are shadowed.
 		for len(h) > 0 && bytes.Equal(key(cs[h[0]]), k) {
+			if cs[h[0]] == baseCursor {
+				baseAt = baseCursor.i
+			}
 			advance()
+		}
+		if baseAt >= 0 && !fromChanges && dirty != nil {
+			if v := dirty(baseAt); v != nil {
+				val, deleted = v, false
+			}
 		}
 		if deleted {
 			continue
@@ -971,35 +1133,64 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 func (t *sortedTable[K, V]) freeze() {
 	t.frozen, t.recent = t.recent, map[K]tableChange[V]{}
 	t.freshFrozen = t.fresh
+	t.frozenDirty = nil
+	if f := t.base; f.nDirty > 0 {
+		t.frozenDirty = make([]dirtyEntry, 0, f.nDirty)
+		vals := make([]byte, 0, f.nDirty*t.codec.valSize)
+		f.eachDirty(func(i int) {
+			vals = append(vals, f.val(i)...)
+			t.frozenDirty = append(t.frozenDirty, dirtyEntry{i: i, val: vals[len(vals)-t.codec.valSize:]})
+		})
+	}
 }
 
 // writeFrozen is writeWith over the frozen changes. It reads nothing the
 // owner changes meanwhile (the changes in memory), so it can run while the
 // owner goes on, provided no run is added before adopt takes its result.
 func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
-	return t.writeWith(t.frozen, meta, sync, keep)
+	var dirty func(int) []byte
+	if d := t.frozenDirty; len(d) > 0 {
+		// The merge visits base entries in order.
+		dirty = func(i int) []byte {
+			for len(d) > 0 && d[0].i < i {
+				d = d[1:]
+			}
+			if len(d) > 0 && d[0].i == i {
+				return d[0].val
+			}
+			return nil
+		}
+	}
+	return t.writeWith(t.frozen, dirty, meta, sync, keep)
 }
 
 // adopt makes t the table writeFrozen returned, keeping the changes
 // made since freeze. The owner holds its write lock. The new base's
-// prefix index holds the values as of freeze: the entries of the keys
-// changed since are marked stale (their values are current in the old
-// index, but which entry of the new one is a key's the index cannot tell
-// without reading the file), so that their lookups read the files once
-// the changes are written as a run.
+// prefix index holds the values as of freeze: a key changed since that
+// is the new base's key of its entry (compared in the mapping) takes its
+// newest value there, dirty, and leaves the changes in memory; the
+// entries of the others' prefixes are marked stale.
 func (t *sortedTable[K, V]) adopt(nt *sortedTable[K, V]) error {
 	live, fresh := t.recent, t.fresh-t.freshFrozen
 	err := t.replace(nt)
 	t.recent, t.frozen, t.fresh = live, nil, fresh
-	if f := t.base; f.prefixes != nil {
+	if f := t.base; f.prefixes != nil && len(live) > 0 {
 		var kb [64]byte
 		key := kb[:t.codec.keySize]
-		for k := range live {
+		for k, c := range live {
 			t.codec.putKey(key, k)
-			if i := f.indexAt(key); i >= 0 {
-				f.markStale(i)
+			i := f.indexAt(key)
+			switch {
+			case i < 0 || f.isStale(i):
+			case !c.deleted && bytes.Equal(f.keyAt(i, nil, true), key):
+				t.codec.putVal(f.val(i), c.v)
+				f.markDirty(i)
+				delete(live, k)
+			default:
+				t.markStale(i)
 			}
 		}
+		dropMapped(f.mapped)
 	}
 	return err
 }
@@ -1011,10 +1202,10 @@ func (t *sortedTable[K, V]) adopt(nt *sortedTable[K, V]) error {
 // entry). The runs' files are removed, newest first, before the new base
 // takes the place of the old one: a kill in between leaves the old base
 // with a prefix of its runs, which the owner's replay completes.
-func (t *sortedTable[K, V]) writeWith(changes map[K]tableChange[V], meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
+func (t *sortedTable[K, V]) writeWith(changes map[K]tableChange[V], dirty func(int) []byte, meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	c := t.codec
 	err := writeBase(t.path, c.magic, meta, sync, func(emit func(k, v []byte)) {
-		t.mergedWith(changes, func(k, v []byte) bool {
+		t.mergedWith(changes, dirty, func(k, v []byte) bool {
 			if keep == nil || keep(c.getKey(k), c.getVal(v)) {
 				emit(k, v)
 			}

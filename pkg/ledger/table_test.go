@@ -545,7 +545,7 @@ func checkLookups(t *testing.T, tbl *sortedTable[uint64, uint64], model map[uint
 // write rewrites the table in one step over the changes in memory; the
 // store itself rewrites beside its commits (freeze, writeFrozen, adopt).
 func (t *sortedTable[K, V]) write(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
-	return t.writeWith(t.recent, meta, sync, keep)
+	return t.writeWith(t.recent, t.dirtyVals(), meta, sync, keep)
 }
 
 // prefixTableCodec has 16-byte keys, so that keys can share the 8 bytes
