@@ -639,3 +639,53 @@ func TestHeadsRewrittenByTransactions(t *testing.T) {
 		t.Fatalf("heads file at slot %d after 13 transactions over slots up to %d (%d changes pending)", got, last, changes)
 	}
 }
+
+// TestHeadsReplayCountsTransactions checks that the heads' replay from the
+// slots' postings values (after a kill) sets what the commits set and
+// counts the transactions the commits counted: that count is what
+// bounds the next replay (saveTables rewrites the heads once it is due).
+func TestHeadsReplayCountsTransactions(t *testing.T) {
+	cfg := Config{Name: "heads", DataDir: t.TempDir(), NoSync: true, FinalityDepth: 1, tableRewriteMin: 1 << 20}
+	l := openTest(t, cfg)
+	s := l.store.(*boltStore)
+	payer := fundedWallet(t, l, 1_000_000_000_000)
+	var addrs []solana.PublicKey
+	for i := 0; i < 5; i++ {
+		for j := 0; j <= i; j++ {
+			to := randomAddr(t)
+			addrs = append(addrs, to)
+			sendTo(t, l, payer, string(rune('a'+i*8+j)), to, addrs[i])
+		}
+		if _, err := l.AdvanceSlot(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.heads.recent) == 0 || len(s.heads.runs) != 0 {
+		t.Fatalf("heads: %d changes in memory, %d runs", len(s.heads.recent), len(s.heads.runs))
+	}
+	want := map[uint64]uint64{}
+	for _, a := range addrs {
+		want[headKey(a)], _ = s.heads.get(headKey(a))
+	}
+	counted := s.headsTxs
+	// Forget what the commits did, as a kill would, and replay.
+	reopened, err := openTable(s.heads.path, headCodec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.heads.unmapAll()
+	s.heads, s.headsTxs = reopened, 0
+	if err := s.db.View(s.replayHeads); err != nil {
+		t.Fatal(err)
+	}
+	if s.headsTxs != counted || counted < 15 {
+		t.Fatalf("replay counted %d transactions, the commits %d", s.headsTxs, counted)
+	}
+	for k, v := range want {
+		if got, _ := s.heads.get(k); got != v || v == 0 {
+			t.Fatalf("head of %x: replayed %d, committed %d", k, got, v)
+		}
+	}
+}
