@@ -79,10 +79,11 @@ type sortedTable[K comparable, V any] struct {
 	// base. Their lookups read the runs; the owner decides when enough of
 	// them make a rewrite worth it.
 	fresh, freshFrozen int
-	// frozenDirty are the base's dirty index entries as of freeze, in
-	// entry order, for the rewrite in progress: the owner goes on
-	// changing the index in place meanwhile.
-	frozenDirty []dirtyEntry
+	// frozenDirty and frozenVals are the base's dirty index entries as
+	// of freeze (positions, ascending, and values), for the rewrite in
+	// progress: the owner goes on changing the index in place meanwhile.
+	frozenDirty []uint32
+	frozenVals  []byte
 	// keysMapped makes exact lookups compare keys in the base's mapping
 	// instead of reading them (set while a replay at open looks up every
 	// record's key; the pages are dropped after).
@@ -161,13 +162,6 @@ type tableFile struct {
 	dir     []uint32
 	dirBits uint
 	unmap   func() error
-}
-
-// dirtyEntry is a dirty index entry set aside for a rewrite: its
-// position in the base and its value.
-type dirtyEntry struct {
-	i   int
-	val []byte
 }
 
 type tableChange[V any] struct {
@@ -869,18 +863,23 @@ func sortEntries(b []byte, e, ks int) {
 // writeRun writes the changes in memory as the next run, with meta; t is
 // left as it was (readers may go on using it) until addRun adopts it.
 func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error) {
-	ents := t.withDirty(t.sortedRecent())
+	ents := t.sortedRecent()
 	e := t.codec.entry() + 1
 	ks := t.codec.keySize
 	// The Bloom filter goes in the file, after the entries: a restart
-	// reads it instead of hashing every key of every run again.
-	bloom := runBloom(ents, e, ks)
+	// reads it instead of hashing every key of every run again. The
+	// entries are streamed (a clean close at a million accounts may
+	// write most of the key directory's index): counted, hashed, written.
+	n := 0
+	t.eachRunEntry(ents, func([]byte) { n++ })
+	bloom := newBloom(n)
+	t.eachRunEntry(ents, func(ent []byte) { bloomAdd(bloom, bloomKeyHash(ent[:ks])) })
 	runMeta := binary.LittleEndian.AppendUint32(nil, t.base.sum)
 	runMeta = append(runMeta, meta...)
 	path := t.runPath(len(t.runs) + 1)
 	err := writeFileAtomic(path, sync, func(w io.Writer) error {
-		return writeTableFile(w, tableRunMagic, runMeta, len(ents)/e, func(bw *bufio.Writer) error {
-			bw.Write(ents)
+		return writeTableFile(w, tableRunMagic, runMeta, n, func(bw *bufio.Writer) error {
+			t.eachRunEntry(ents, func(ent []byte) { bw.Write(ent) })
 			var word [8]byte
 			for _, x := range bloom {
 				binary.LittleEndian.PutUint64(word[:], x)
@@ -900,33 +899,40 @@ func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error)
 	return f, nil
 }
 
-// withDirty merges the base's dirty index entries into run entries ents
-// (sorted, none of their keys dirty: a key among the changes in memory
-// has a stale entry or none). Their keys are read from the base's
-// mapping, in file order, its pages dropped as it goes.
-func (t *sortedTable[K, V]) withDirty(ents []byte) []byte {
+// eachRunEntry calls fn, in key order, with the run entries (key |
+// value | flags) of ents (sorted changes) merged with the base's dirty
+// index entries; a change in ents is newer than a dirty entry of its key
+// (there is none outside a rewrite: a changed key's entry is stale). The
+// dirty entries' keys are read from the base's mapping, in file order,
+// its pages dropped as it goes. fn must not keep the entry.
+func (t *sortedTable[K, V]) eachRunEntry(ents []byte, fn func(ent []byte)) {
 	f := t.base
-	if f.nDirty == 0 {
-		return ents
-	}
 	ks, e := t.codec.keySize, t.codec.entry()+1
-	out := make([]byte, 0, len(ents)+f.nDirty*e)
-	page, dropped := os.Getpagesize(), 0
-	f.eachDirty(func(i int) {
-		key := f.data[i*f.entry : i*f.entry+ks]
-		for len(ents) > 0 && bytes.Compare(ents[:ks], key) < 0 {
-			out, ents = append(out, ents[:e]...), ents[e:]
-		}
-		if len(ents) == 0 || !bytes.Equal(ents[:ks], key) { // else the change is newer
-			out = append(append(append(out, key...), f.val(i)...), 0)
-		}
-		if at := (int(f.dataOff) + i*f.entry) / page * page; at-dropped >= mergeDropBytes {
-			dropMapped(f.mapped[dropped:at])
-			dropped = at
-		}
-	})
-	dropMapped(f.mapped)
-	return append(out, ents...)
+	if f.nDirty > 0 {
+		buf := make([]byte, e)
+		page, dropped := os.Getpagesize(), 0
+		f.eachDirty(func(i int) {
+			key := f.data[i*f.entry : i*f.entry+ks]
+			for len(ents) > 0 && bytes.Compare(ents[:ks], key) < 0 {
+				fn(ents[:e])
+				ents = ents[e:]
+			}
+			if len(ents) == 0 || !bytes.Equal(ents[:ks], key) {
+				copy(buf, key)
+				copy(buf[ks:], f.val(i))
+				buf[e-1] = 0
+				fn(buf)
+			}
+			if at := (int(f.dataOff) + i*f.entry) / page * page; at-dropped >= mergeDropBytes {
+				dropMapped(f.mapped[dropped:at])
+				dropped = at
+			}
+		})
+		dropMapped(f.mapped)
+	}
+	for ; len(ents) > 0; ents = ents[e:] {
+		fn(ents[:e])
+	}
 }
 
 // addRun makes the run writeRun returned part of t and forgets the
@@ -1133,13 +1139,13 @@ func (t *sortedTable[K, V]) each(fn func(K, V) bool) {
 func (t *sortedTable[K, V]) freeze() {
 	t.frozen, t.recent = t.recent, map[K]tableChange[V]{}
 	t.freshFrozen = t.fresh
-	t.frozenDirty = nil
+	t.frozenDirty, t.frozenVals = nil, nil
 	if f := t.base; f.nDirty > 0 {
-		t.frozenDirty = make([]dirtyEntry, 0, f.nDirty)
-		vals := make([]byte, 0, f.nDirty*t.codec.valSize)
+		t.frozenDirty = make([]uint32, 0, f.nDirty)
+		t.frozenVals = make([]byte, 0, f.nDirty*t.codec.valSize)
 		f.eachDirty(func(i int) {
-			vals = append(vals, f.val(i)...)
-			t.frozenDirty = append(t.frozenDirty, dirtyEntry{i: i, val: vals[len(vals)-t.codec.valSize:]})
+			t.frozenDirty = append(t.frozenDirty, uint32(i))
+			t.frozenVals = append(t.frozenVals, f.val(i)...)
 		})
 	}
 }
@@ -1149,14 +1155,15 @@ func (t *sortedTable[K, V]) freeze() {
 // owner goes on, provided no run is added before adopt takes its result.
 func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
 	var dirty func(int) []byte
-	if d := t.frozenDirty; len(d) > 0 {
+	if d, vals := t.frozenDirty, t.frozenVals; len(d) > 0 {
 		// The merge visits base entries in order.
+		vs := t.codec.valSize
 		dirty = func(i int) []byte {
-			for len(d) > 0 && d[0].i < i {
-				d = d[1:]
+			for len(d) > 0 && int(d[0]) < i {
+				d, vals = d[1:], vals[vs:]
 			}
-			if len(d) > 0 && d[0].i == i {
-				return d[0].val
+			if len(d) > 0 && int(d[0]) == i {
+				return vals[:vs]
 			}
 			return nil
 		}
