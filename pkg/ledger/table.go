@@ -221,7 +221,8 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 // indexRuns brings the base's prefix index up to date with the runs
 // opened on it, oldest first: each run entry whose key is a base key
 // (compared in full in the mapped base) sets that entry's value, or
-// marks it stale when the key was deleted. A run's keys are sorted, so
+// marks it stale when the key was deleted; a run key that only shares a
+// base key's prefix marks that entry stale. A run's keys are sorted, so
 // the index is searched forward from the previous key's position. The
 // other keys the runs hold count as fresh.
 func (t *sortedTable[K, V]) indexRuns() {
@@ -247,6 +248,12 @@ func (t *sortedTable[K, V]) indexRuns() {
 						copy(f.val(lo), e[ks:len(e)-1])
 					}
 					continue
+				}
+				if lo < f.n && f.prefixes[lo] == p {
+					// Another key with a base key's prefix: which of the two
+					// a value is, the entry cannot tell (as when change
+					// creates one).
+					f.markStale(lo)
 				}
 			}
 			if !deleted && !t.inRuns(e[:ks], ri) {

@@ -684,6 +684,10 @@ func TestSortedTableLookup(t *testing.T) {
 					t.Fatalf("%s: lookup %v = %d, %v (not exact); the base key with its prefix, %v, is %d, %v", when, k, v, ok, b, bv, live)
 				}
 				switch {
+				case b != k && changed(k):
+					// A key the changes or runs hold marks the entry of a
+					// base key sharing its prefix stale (change, indexRuns).
+					t.Fatalf("%s: lookup %v, a key of the runs or changes, answered with %v's value", when, k, b)
 				case b != k:
 					otherKeys++
 				case changed(k):
