@@ -268,9 +268,9 @@ func (t *sortedTable[K, V]) indexRuns() {
 // inRuns reports whether the Bloom filter of one of the first n runs
 // has key (rarely, a key none of them holds).
 func (t *sortedTable[K, V]) inRuns(key []byte, n int) bool {
-	h := bloomKeyHash(key)
+	probe := bloomProbe{h: bloomKeyHash(key)}
 	for _, r := range t.runs[:n] {
-		if bloomHas(r.bloom, h) {
+		if probe.has(r.bloom) {
 			return true
 		}
 	}
@@ -668,10 +668,10 @@ func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 		}
 	}
 	if len(t.runs) > 0 {
-		h := bloomKeyHash(key)
+		probe := bloomProbe{h: bloomKeyHash(key)}
 		for i := len(t.runs) - 1; i >= 0; i-- {
 			r := t.runs[i]
-			if !bloomHas(r.bloom, h) {
+			if !probe.has(r.bloom) {
 				continue
 			}
 			var v V
@@ -1409,11 +1409,32 @@ func bloomAdd(b []uint64, h uint64) {
 	}
 }
 
-func bloomHas(b []uint64, h uint64) bool {
+// bloomProbe is a key's probes (its hash h) into filters of m bits,
+// each computed when first needed and kept for the next filter of the
+// same size: a lookup checks every run's filter, newest first, and runs
+// written at tableRunChanges changes all have one size, so a key costs
+// its divisions once instead of once per run (a 64-bit division was most
+// of a check: ~23 ns a run, and a table may carry dozens of runs).
+type bloomProbe struct {
+	h, m uint64
+	n    int // probes computed for m
+	bits [bloomProbes]uint64
+}
+
+// has reports whether filter b may hold the key: each probe's bit is
+// (h1 + i*h2) mod m, h1 and h2 the hash's halves as bloomAdd sets them.
+func (p *bloomProbe) has(b []uint64) bool {
 	m := uint64(len(b)) * 64
-	h1, h2 := h, h>>32|1
-	for i := uint64(0); i < bloomProbes; i++ {
-		bit := (h1 + i*h2) % m
+	if m != p.m {
+		p.m, p.n = m, 0
+	}
+	h1, h2 := p.h, p.h>>32|1
+	for i := 0; i < bloomProbes; i++ {
+		if i == p.n {
+			p.bits[i] = (h1 + uint64(i)*h2) % m
+			p.n++
+		}
+		bit := p.bits[i]
 		if b[bit/64]&(1<<(bit%64)) == 0 {
 			return false
 		}

@@ -833,3 +833,100 @@ func BenchmarkSortEntries(b *testing.B) {
 		sortEntries(buf, e, ks)
 	}
 }
+
+// bloomHas is the filter check before bloomProbe (its divisions done
+// for every filter): the oracle for TestBloomProbe.
+func bloomHas(b []uint64, h uint64) bool {
+	m := uint64(len(b)) * 64
+	h1, h2 := h, h>>32|1
+	for i := uint64(0); i < bloomProbes; i++ {
+		bit := (h1 + i*h2) % m
+		if b[bit/64]&(1<<(bit%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBloomProbe checks bloomProbe.has against bloomHas for keys looked
+// up in a row of filters of different and equal sizes (the probes kept
+// for one size must not answer for another), present and absent keys.
+func TestBloomProbe(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var filters [][]uint64
+	var keys [][]byte
+	for _, n := range []int{1, 5, 64, 65536, 65536, 1000, 65536, 3} {
+		f := newBloom(n)
+		for range n {
+			k := binary.BigEndian.AppendUint64(nil, rng.Uint64())
+			keys = append(keys, k)
+			bloomAdd(f, bloomKeyHash(k))
+		}
+		filters = append(filters, f)
+	}
+	for range 20000 {
+		keys = append(keys, binary.BigEndian.AppendUint64(nil, rng.Uint64()))
+	}
+	yes := 0
+	for _, k := range keys {
+		h := bloomKeyHash(k)
+		p := bloomProbe{h: h}
+		for i := len(filters) - 1; i >= 0; i-- {
+			want := bloomHas(filters[i], h)
+			if got := p.has(filters[i]); got != want {
+				t.Fatalf("key %x, filter %d of %d words: %v, want %v", k, i, len(filters[i]), got, want)
+			}
+			if want {
+				yes++
+			}
+		}
+	}
+	if yes < len(keys)-20000 {
+		t.Fatalf("only %d filters hold their keys", yes)
+	}
+}
+
+// BenchmarkRunFilters is a lookup's check of the Bloom filters of 11 and
+// 35 runs of 65 536 keys (a heads table at a million accounts carries
+// that many between rewrites), for a key none holds: bloomProbe against
+// bloomHas.
+func BenchmarkRunFilters(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range []int{11, 35} {
+		filters := make([][]uint64, k)
+		for r := range filters {
+			filters[r] = newBloom(tableRunChanges)
+			for range tableRunChanges {
+				bloomAdd(filters[r], bloomKeyHash(binary.BigEndian.AppendUint64(nil, rng.Uint64())))
+			}
+		}
+		keys := make([][]byte, 4096)
+		for i := range keys {
+			keys[i] = binary.BigEndian.AppendUint64(nil, rng.Uint64())
+		}
+		b.Run(fmt.Sprintf("probe/%d", k), func(b *testing.B) {
+			hits := 0
+			for i := 0; i < b.N; i++ {
+				p := bloomProbe{h: bloomKeyHash(keys[i%len(keys)])}
+				for _, f := range filters {
+					if p.has(f) {
+						hits++
+					}
+				}
+			}
+			_ = hits
+		})
+		b.Run(fmt.Sprintf("divisions/%d", k), func(b *testing.B) {
+			hits := 0
+			for i := 0; i < b.N; i++ {
+				h := bloomKeyHash(keys[i%len(keys)])
+				for _, f := range filters {
+					if bloomHas(f, h) {
+						hits++
+					}
+				}
+			}
+			_ = hits
+		})
+	}
+}
