@@ -416,8 +416,11 @@ func (lg *accountLog) replay(from, to logPos) error {
 				return fmt.Errorf("replay account log %s at %d: %w", segName(seg), start+int64(off), err)
 			}
 			r := pendingRecord{key: key, deleted: len(rec) == 0, loc: accLoc{seg, uint32(start) + uint32(off), uint32(n)}}
-			r.prev, r.had = lg.keydir.get(key)
-			lg.record(r)
+			// Not remembered: the cache is for the next commits, and the
+			// replay may be a million records (it starts empty, which it
+			// may).
+			r.prev, r.had = lg.keydir.swap(key, r.loc, r.deleted)
+			lg.countLive(r)
 			off += n
 		}
 	}
@@ -427,12 +430,18 @@ func (lg *accountLog) replay(from, to logPos) error {
 // record makes r the newest record of its account, in place of r.prev.
 // Callers hold mu for writing.
 func (lg *accountLog) record(r pendingRecord) {
+	lg.remember(r.key, r.loc, !r.deleted)
+	lg.keydir.change(r.key, r.prev, r.had, r.loc, r.deleted)
+	lg.countLive(r)
+}
+
+// countLive moves r's bytes into the live bytes of its segment, and
+// those of the record it replaces out. Callers hold mu for writing.
+func (lg *accountLog) countLive(r pendingRecord) {
 	if r.had {
 		lg.live[r.prev.seg] -= int64(r.prev.n)
 		lg.alive -= int64(r.prev.n)
 	}
-	lg.remember(r.key, r.loc, !r.deleted)
-	lg.keydir.change(r.key, r.prev, r.had, r.loc, r.deleted)
 	if r.deleted {
 		return
 	}

@@ -739,6 +739,33 @@ func (t *sortedTable[K, V]) change(k K, prev V, had bool, v V, deleted bool) {
 	}
 }
 
+// swap is get and then change of k to v (or its deletion), for the
+// replay at open: when k is the base's key of a current index entry and
+// no change in memory overrides it, the entry is found once, not twice.
+// It returns what get would have.
+func (t *sortedTable[K, V]) swap(k K, v V, deleted bool) (V, bool) {
+	if f := t.base; f.prefixes != nil && !deleted {
+		_, inRecent := t.recent[k]
+		_, inFrozen := t.frozen[k]
+		var kb, bk [64]byte
+		key := kb[:t.codec.keySize]
+		t.codec.putKey(key, k)
+		if i := f.indexAt(key); !inRecent && !inFrozen && i >= 0 && !f.isStale(i) &&
+			bytes.Equal(f.keyAt(i, bk[:], t.keysMapped), key) {
+			prev := t.codec.getVal(f.val(i))
+			t.codec.putVal(f.val(i), v) // what change does with prev held
+			f.markDirty(i)
+			if t.frozen != nil {
+				t.set(k, v)
+			}
+			return prev, true
+		}
+	}
+	prev, had := t.get(k)
+	t.change(k, prev, had, v, deleted)
+	return prev, had
+}
+
 // markStale marks base index entry i stale; a dirty entry's value is
 // moved to the changes in memory first (unless they hold a newer one for
 // its key), since lookups no longer take it from the index.
