@@ -29,7 +29,12 @@
 //   - restart to ready: SIGINT, then exec → the address file written,
 //     with the CPU time the process used to get there (-restarts times,
 //     median);
-//   - RSS after the last restart and -idle seconds without traffic.
+//   - RSS after the last restart and -idle seconds without traffic;
+//   - with -kill-restart, restart to ready after SIGKILL right after the
+//     last phase: what only memory held (the key directory's changes
+//     since its newest file, the heads since theirs) is replayed from
+//     the account log and history. The parts written per transfer are
+//     then not reported (the killed process logs none).
 //
 // The work directory keeps the data directory and the fill state, so a
 // later run continues (-accounts 1000000 after 300000 adds the
@@ -82,6 +87,7 @@ type options struct {
 	batchCli  int
 	payers    int
 	restarts  int
+	kill      bool
 	idle      time.Duration
 	fillChunk int
 	serveArgs []string
@@ -100,6 +106,7 @@ func main() {
 	flag.IntVar(&o.batchCli, "batch-clients", 16, "concurrent clients for batched measurements (-batch above 1)")
 	flag.IntVar(&o.payers, "payers", 1024, "funded fee payers (fixed when the work directory is created)")
 	flag.IntVar(&o.restarts, "restarts", 3, "restarts to time at each size")
+	flag.BoolVar(&o.kill, "kill-restart", false, "also time a start after SIGKILL right after the last phase at each size (before the clean restarts; the parts written are then not reported)")
 	flag.DurationVar(&o.idle, "idle", 20*time.Second, "idle time after the last restart before reading RSS")
 	flag.IntVar(&o.fillChunk, "fill-chunk", 40_000, "fill transactions signed per blockhash")
 	flag.StringVar(&extra, "serve-args", "", "extra arguments for ferry serve, space-separated")
@@ -181,6 +188,9 @@ type row struct {
 	HistoryPerTx   float64   `json:"historyBytesPerStoredTx"`
 	RestartMs      []float64 `json:"restartMs"`
 	RestartCPUms   []float64 `json:"restartCpuMs"`
+	// KillRestartMs is the start after SIGKILL (-kill-restart), 0 if
+	// not measured.
+	KillRestartMs float64 `json:"killRestartMs,omitempty"`
 	IdleRSS        int64     `json:"idleRssBytes"`
 	FillTPS        float64   `json:"fillTps"`
 	Load           string    `json:"loadAverage"`
@@ -267,11 +277,21 @@ func run(o options) error {
 		}
 		// Restarts once per size, after every measurement.
 		last := &rows[len(rows)-1]
+		if o.kill {
+			if err := srv.kill(); err != nil {
+				return err
+			}
+			ready, _, err := srv.startTimed()
+			if err != nil {
+				return fmt.Errorf("start after a kill: %w", err)
+			}
+			last.KillRestartMs = float64(ready.Microseconds()) / 1000
+		}
 		if err := srv.restarts(o.restarts, o.idle, last); err != nil {
 			return err
 		}
 		last.HistoryPerTx = float64(last.HistoryBytes) / float64(max(last.StoredTxs, 1))
-		if o.restarts > 0 {
+		if o.restarts > 0 && !o.kill {
 			b, err := os.ReadFile(filepath.Join(o.dir, "serve.log"))
 			if err != nil {
 				return err
@@ -289,6 +309,7 @@ func run(o options) error {
 		}
 		for i := len(rows) - len(o.batches); i < len(rows)-1; i++ {
 			rows[i].RestartMs, rows[i].RestartCPUms, rows[i].IdleRSS = last.RestartMs, last.RestartCPUms, last.IdleRSS
+			rows[i].KillRestartMs = last.KillRestartMs
 			rows[i].HistoryBytes, rows[i].StateBytes, rows[i].HistoryPerTx = last.HistoryBytes, last.StateBytes, last.HistoryPerTx
 		}
 		for _, r := range rows[len(rows)-len(o.batches):] {
@@ -434,6 +455,9 @@ func printTable(rows []row) {
 	})
 	line("`serve` restart to ready (median)", func(r row) string { return fmt.Sprintf("%.0f ms", median(r.RestartMs)) })
 	line("restart CPU time (median)", func(r row) string { return fmt.Sprintf("%.0f ms", median(r.RestartCPUms)) })
+	if slices.ContainsFunc(rows, func(r row) bool { return r.KillRestartMs > 0 }) {
+		line("`serve` restart to ready after SIGKILL", func(r row) string { return fmt.Sprintf("%.0f ms", r.KillRestartMs) })
+	}
 	line("RSS after restart + idle", func(r row) string { return mib(r.IdleRSS) })
 	line("peak RSS under load", func(r row) string { return mib(r.PeakRSS) })
 	line("server CPU per transfer", func(r row) string { return fmt.Sprintf("%.0f µs", r.ServerCPUus) })
@@ -518,6 +542,17 @@ func (s *server) startTimed() (time.Duration, time.Duration, error) {
 			return 0, 0, errors.New("ferry serve did not start in 10 minutes")
 		}
 	}
+}
+
+// kill stops the server with SIGKILL, as a crash would.
+func (s *server) kill() error {
+	if s.cmd == nil {
+		return nil
+	}
+	s.cmd.Process.Kill()
+	<-s.done
+	s.cmd = nil
+	return nil
 }
 
 func (s *server) stop() error {
