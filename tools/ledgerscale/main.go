@@ -183,18 +183,18 @@ type row struct {
 	BytesPerTx         float64            `json:"bytesPerStoredTx"`
 	// HistoryBytes and StateBytes split the stopped base ledger's bytes
 	// (splitSizes); HistoryPerTx is HistoryBytes over StoredTxs.
-	HistoryBytes   int64     `json:"historyBytes"`
-	StateBytes     int64     `json:"stateBytes"`
-	HistoryPerTx   float64   `json:"historyBytesPerStoredTx"`
-	RestartMs      []float64 `json:"restartMs"`
-	RestartCPUms   []float64 `json:"restartCpuMs"`
+	HistoryBytes int64     `json:"historyBytes"`
+	StateBytes   int64     `json:"stateBytes"`
+	HistoryPerTx float64   `json:"historyBytesPerStoredTx"`
+	RestartMs    []float64 `json:"restartMs"`
+	RestartCPUms []float64 `json:"restartCpuMs"`
 	// KillRestartMs is the start after SIGKILL (-kill-restart), 0 if
 	// not measured.
-	KillRestartMs float64 `json:"killRestartMs,omitempty"`
-	IdleRSS        int64     `json:"idleRssBytes"`
-	FillTPS        float64   `json:"fillTps"`
-	Load           string    `json:"loadAverage"`
-	FirstSendError string    `json:"firstError,omitempty"`
+	KillRestartMs  float64 `json:"killRestartMs,omitempty"`
+	IdleRSS        int64   `json:"idleRssBytes"`
+	FillTPS        float64 `json:"fillTps"`
+	Load           string  `json:"loadAverage"`
+	FirstSendError string  `json:"firstError,omitempty"`
 }
 
 func run(o options) error {
