@@ -250,8 +250,12 @@ func (l *Ledger) AdvanceClock(ctx context.Context, d time.Duration) (ClockState,
 
 // travel runs a time travel on the slot loop: plan picks the next slot
 // and how far the clock moves from the working slot and the chain's now.
+// It reports the clock as the travel left it, the target slot open: by
+// the time the block it ended is durable, a running clock may have moved
+// on (a caller travelling to an epoch's first slot would read the next).
 func (l *Ledger) travel(ctx context.Context, plan func(cur uint64, now time.Time) (uint64, time.Duration, error)) (ClockState, error) {
 	var frozen uint64
+	var landed ClockState
 	var ferr error
 	err := l.do(ctx, func() {
 		l.mu.RLock()
@@ -272,6 +276,7 @@ func (l *Ledger) travel(ctx context.Context, plan func(cur uint64, now time.Time
 		l.clock.mu.Unlock()
 		frozen = cur
 		l.freeze()
+		landed = l.ClockState()
 	})
 	if err == nil {
 		err = ferr
@@ -279,10 +284,13 @@ func (l *Ledger) travel(ctx context.Context, plan func(cur uint64, now time.Time
 	if err != nil {
 		return ClockState{}, fmt.Errorf("time travel: %w", err)
 	}
+	if l.travelled != nil {
+		l.travelled()
+	}
 	if err := l.waitConfirmed(ctx, frozen); err != nil {
 		return ClockState{}, fmt.Errorf("time travel: %w", err)
 	}
-	return l.ClockState(), nil
+	return landed, nil
 }
 
 // PauseClock stops the chain's time and the slot clock: no block is

@@ -323,3 +323,28 @@ func TestTimeTravelSurvivesRestart(t *testing.T) {
 		t.Fatalf("reopened clock went back: %+v", st)
 	}
 }
+
+// TestTimeTravelReportsLanding checks a time travel reports the slot it
+// opened even when the clock moves on before the block it ended is
+// durable (a running clock under load): a caller travelling to an
+// epoch's first slot reads slot index 0.
+func TestTimeTravelReportsLanding(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	l := openTest(t, Config{Now: clock.Now, SlotsPerEpoch: 100, SlotDuration: 400 * time.Millisecond})
+	ctx := ctxT(t)
+	l.travelled = func() {
+		if _, err := l.AdvanceSlots(ctx, 1); err != nil {
+			t.Error(err)
+		}
+	}
+	st, err := l.TimeTravelToSlot(ctx, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.AbsoluteSlot != 200 || st.Epoch != 2 || st.SlotIndex != 0 {
+		t.Fatalf("travel to slot 200 reported %+v", st)
+	}
+	if now := l.ClockState(); now.AbsoluteSlot != 201 {
+		t.Fatalf("the clock moved on to %d, want 201", now.AbsoluteSlot)
+	}
+}

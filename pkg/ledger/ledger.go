@@ -94,6 +94,9 @@ type Ledger struct {
 	failed atomic.Bool
 	// commitFault, when set, fails every commit (FailCommits).
 	commitFault atomic.Pointer[error]
+	// travelled, if set (tests), runs after a time travel opened its
+	// target slot and before it waits for the block it ended.
+	travelled func()
 
 	qmu     sync.Mutex
 	queue   []*pending
