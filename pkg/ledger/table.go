@@ -445,15 +445,12 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 		tf.prefixes, tf.vals = make([]uint64, tf.n), make([]byte, tf.n*vs)
 	}
 	tf.fences = make([]byte, 0, (tf.n+tf.blockEntries-1)/tf.blockEntries*keySize)
-	page, dropped := os.Getpagesize(), 0
+	dropped := 0
 	for i := 0; i < tf.n; i++ {
 		e := tf.data[i*entry : (i+1)*entry]
 		if i%tf.blockEntries == 0 {
 			tf.fences = append(tf.fences, e[:keySize]...)
-			if at := (int(tf.dataOff) + i*entry) / page * page; at-dropped >= mergeDropBytes {
-				dropMapped(m[dropped:at])
-				dropped = at
-			}
+			dropBehind(m, int(tf.dataOff)+i*entry, &dropped)
 		}
 		if indexed {
 			tf.prefixes[i] = binary.BigEndian.Uint64(e)
@@ -542,6 +539,13 @@ func (f *tableFile) markDirty(i int) {
 	}
 }
 
+func (f *tableFile) unmarkDirty(i int) {
+	if f.isDirty(i) {
+		f.dirty[i/64] &^= 1 << (i % 64)
+		f.nDirty--
+	}
+}
+
 func (f *tableFile) clearDirty() {
 	clear(f.dirty)
 	f.nDirty = 0
@@ -586,6 +590,17 @@ const tableBlockBytes = 2048
 // holds up to this much until its next release, the base and each run:
 // 8 MiB let a rewrite at a million accounts add ~40 MiB to the peak RSS.
 const mergeDropBytes = 1 << 20
+
+// dropBehind releases the pages of mapped before offset off, once they
+// reach mergeDropBytes past *dropped (which it advances): a reader going
+// through a mapping in order keeps at most that much of it resident.
+func dropBehind(mapped []byte, off int, dropped *int) {
+	page := os.Getpagesize()
+	if at := off / page * page; at-*dropped >= mergeDropBytes {
+		dropMapped(mapped[*dropped:at])
+		*dropped = at
+	}
+}
 
 // find looks key up in the file and calls fn with its entry (valid only
 // during the call).
@@ -722,14 +737,10 @@ func (t *sortedTable[K, V]) change(k K, prev V, had bool, v V, deleted bool) {
 				t.codec.putVal(pv, prev)
 			}
 			if had && !deleted && bytes.Equal(f.val(i), pv) {
-				t.codec.putVal(f.val(i), v)
-				f.markDirty(i)
-				if t.frozen == nil {
-					return
-				}
-			} else {
-				t.markStale(i)
+				t.setInPlace(i, k, v)
+				return
 			}
+			t.markStale(i)
 		}
 	}
 	if deleted {
@@ -753,17 +764,25 @@ func (t *sortedTable[K, V]) swap(k K, v V, deleted bool) (V, bool) {
 		if i := f.indexAt(key); !inRecent && !inFrozen && i >= 0 && !f.isStale(i) &&
 			bytes.Equal(f.keyAt(i, bk[:], t.keysMapped), key) {
 			prev := t.codec.getVal(f.val(i))
-			t.codec.putVal(f.val(i), v) // what change does with prev held
-			f.markDirty(i)
-			if t.frozen != nil {
-				t.set(k, v)
-			}
+			t.setInPlace(i, k, v) // what change does with prev held
 			return prev, true
 		}
 	}
 	prev, had := t.get(k)
 	t.change(k, prev, had, v, deleted)
 	return prev, had
+}
+
+// setInPlace gives base index entry i, k's, the value v and marks it
+// dirty. While a rewrite is in progress the change also goes to the
+// changes in memory: the new base's index is as of its freeze, and adopt
+// takes the changes made since from memory.
+func (t *sortedTable[K, V]) setInPlace(i int, k K, v V) {
+	t.codec.putVal(t.base.val(i), v)
+	t.base.markDirty(i)
+	if t.frozen != nil {
+		t.set(k, v)
+	}
 }
 
 // markStale marks base index entry i stale; a dirty entry's value is
@@ -777,8 +796,7 @@ func (t *sortedTable[K, V]) markStale(i int) {
 		if _, ok := t.recent[k]; !ok {
 			t.recent[k] = tableChange[V]{v: t.codec.getVal(f.val(i))}
 		}
-		f.dirty[i/64] &^= 1 << (i % 64)
-		f.nDirty--
+		f.unmarkDirty(i)
 	}
 	f.markStale(i)
 }
@@ -944,9 +962,9 @@ func (t *sortedTable[K, V]) eachRunEntry(ents []byte, fn func(ent []byte)) {
 	ks, e := t.codec.keySize, t.codec.entry()+1
 	if f.nDirty > 0 {
 		buf := make([]byte, e)
-		page, dropped := os.Getpagesize(), 0
+		dropped := 0
 		f.eachDirty(func(i int) {
-			key := f.data[i*f.entry : i*f.entry+ks]
+			key := f.keyAt(i, nil, true)
 			for len(ents) > 0 && bytes.Compare(ents[:ks], key) < 0 {
 				fn(ents[:e])
 				ents = ents[e:]
@@ -957,10 +975,7 @@ func (t *sortedTable[K, V]) eachRunEntry(ents []byte, fn func(ent []byte)) {
 				buf[e-1] = 0
 				fn(buf)
 			}
-			if at := (int(f.dataOff) + i*f.entry) / page * page; at-dropped >= mergeDropBytes {
-				dropMapped(f.mapped[dropped:at])
-				dropped = at
-			}
+			dropBehind(f.mapped, int(f.dataOff)+i*f.entry, &dropped)
 		})
 		dropMapped(f.mapped)
 	}
@@ -1065,14 +1080,9 @@ func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], dirty func(
 	}
 	cs = append(cs, &cursor{data: t.base.data, e: t.base.entry, n: t.base.n, file: t.base})
 	baseCursor := cs[len(cs)-1]
-	page := os.Getpagesize()
 	release := func(c *cursor) {
-		if c.file == nil {
-			return
-		}
-		if at := (int(c.file.dataOff) + c.i*c.e) / page * page; at-c.dropped >= mergeDropBytes {
-			dropMapped(c.file.mapped[c.dropped:at])
-			c.dropped = at
+		if c.file != nil {
+			dropBehind(c.file.mapped, int(c.file.dataOff)+c.i*c.e, &c.dropped)
 		}
 	}
 	key := func(c *cursor) []byte { return c.data[c.i*c.e : c.i*c.e+ks] }
@@ -1224,8 +1234,7 @@ func (t *sortedTable[K, V]) adopt(nt *sortedTable[K, V]) error {
 			switch {
 			case i < 0 || f.isStale(i):
 			case !c.deleted && bytes.Equal(f.keyAt(i, nil, true), key):
-				t.codec.putVal(f.val(i), c.v)
-				f.markDirty(i)
+				t.setInPlace(i, k, c.v)
 				delete(live, k)
 			default:
 				t.markStale(i)
