@@ -266,14 +266,9 @@ func (r postingReader) onChain(slot uint64, addr solana.PublicKey) (*addrPosting
 // transactions at a million accounts).
 func (s *boltStore) replayHeads(tx *bolt.Tx) error {
 	fromKey := u64be(tableSlot(s.heads.meta) + 1)
-	// Legacy postings name whole addresses and come from before any
-	// addrslot value, so the newest slot is set last.
-	pc := tx.Bucket(bucketAddrPost).Cursor()
-	for k, _ := pc.Seek(fromKey); k != nil; k, _ = pc.Next() {
-		if len(k) != 40 {
-			return fmt.Errorf("%w: address index key", errCorrupt)
-		}
-		s.heads.set(binary.BigEndian.Uint64(k[8:16]), binary.BigEndian.Uint64(k))
+	err := eachLegacyPosting(tx, fromKey, func(a solana.PublicKey, slot uint64) { s.heads.set(headKey(a), slot) })
+	if err != nil {
+		return err
 	}
 	b := tx.Bucket(bucketAddrSlot)
 	c := b.Cursor()
@@ -311,14 +306,8 @@ func (s *boltStore) replayHeads(tx *bolt.Tx) error {
 // account keys).
 func (s *boltStore) replayPostings(tx *bolt.Tx, from uint64, set func(solana.PublicKey, uint64)) (int, error) {
 	fromKey := u64be(from)
-	// Legacy postings come from before any addrslot value (the upgrade
-	// stops writing them), so the newest slot is set last.
-	pc := tx.Bucket(bucketAddrPost).Cursor()
-	for k, _ := pc.Seek(fromKey); k != nil; k, _ = pc.Next() {
-		if len(k) != 40 {
-			return 0, fmt.Errorf("%w: address index key", errCorrupt)
-		}
-		set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
+	if err := eachLegacyPosting(tx, fromKey, set); err != nil {
+		return 0, err
 	}
 	txb := tx.Bucket(bucketTxs)
 	txs := txb.Cursor()
@@ -353,6 +342,22 @@ func (s *boltStore) replayPostings(tx *bolt.Tx, from uint64, set func(solana.Pub
 		total += n
 	}
 	return total, nil
+}
+
+// eachLegacyPosting calls set with the address and slot of every
+// addrpost posting from the slot fromKey on, in slot order. Legacy
+// postings come from before any addrslot value (the upgrade stops
+// writing them), so a replay that goes on with those sets the newest
+// slot last.
+func eachLegacyPosting(tx *bolt.Tx, fromKey []byte, set func(solana.PublicKey, uint64)) error {
+	pc := tx.Bucket(bucketAddrPost).Cursor()
+	for k, _ := pc.Seek(fromKey); k != nil; k, _ = pc.Next() {
+		if len(k) != 40 {
+			return fmt.Errorf("%w: address index key", errCorrupt)
+		}
+		set(solana.PublicKeyFromBytes(k[8:]), binary.BigEndian.Uint64(k))
+	}
+	return nil
 }
 
 // recordAccountKeys returns the account keys of the transaction of a
