@@ -183,13 +183,11 @@ type accountLog struct {
 	pending []pendingRecord
 
 	// locs are key-directory entries of recent lookups (get) and
-	// records (record), for lookupPrev (accountLocCache); locMu guards
-	// them, since readers share mu. They stay equal to the key
-	// directory's: a lookup and its remembering happen under mu, and
-	// record, which holds it for writing, sets the entry of the key it
-	// changes.
-	locMu         sync.Mutex
-	locs, oldLocs map[solana.PublicKey]cachedLoc
+	// records (record), for lookupPrev (accountLocCache). They stay
+	// equal to the key directory's: a lookup and its remembering happen
+	// under mu, and record, which holds it for writing, sets the entry of
+	// the key it changes.
+	locs locCache
 
 	// appended and copied count the bytes of records written for the
 	// slots and copied by cleaning (StorageWrites).
@@ -213,11 +211,76 @@ type pendingRecord struct {
 // transfer's recipient was just read from disk before it executed; the
 // accounts written every slot (payers, busy token accounts) were
 // recorded by an earlier commit. Without the cache each is a read of a
-// 2 KiB table block once the table's changes in memory went to a run.
-// This many entries make a generation: when one is full it becomes the
-// old one (the one before is dropped), so a lookup finds what the last
-// 65 536 to 131 072 lookups and records left, at most ~12 MB.
+// 2 KiB table block once the table's changes in memory went to a run,
+// or of the key in the base. locCache holds this many sets of locWays
+// entries (12 MB, pointer-free): about 200 000 lookups and records pass
+// before an entry has even odds of being dropped, and a commit uses the
+// entries of the slot before it, ~25 000 at a million accounts.
 const accountLocCache = 1 << 16
+
+// locWays is the entries of one set of locCache.
+const locWays = 4
+
+// locCache is a set-associative cache of key-directory entries
+// (accountLocCache): an address's first 8 bytes (uniformly random)
+// choose its set, and each set is kept newest first, the oldest entry
+// giving way to a new one. It replaced two generations of Go maps of up
+// to 65 536 entries each, whose inserts (with the maps' growth and the
+// cache misses of a 6 MB map) cost ~0.4 µs each at a million accounts,
+// where a transfer makes about two (its recipient read cold, then
+// recorded). mu guards the sets, since the log's readers share its lock.
+type locCache struct {
+	mu   sync.Mutex
+	sets [][locWays]locEntry
+}
+
+type locEntry struct {
+	key solana.PublicKey
+	c   cachedLoc
+	in  bool // the entry holds a key
+}
+
+func (lc *locCache) set(key solana.PublicKey) *[locWays]locEntry {
+	return &lc.sets[binary.LittleEndian.Uint64(key[:8])&(accountLocCache-1)]
+}
+
+// put makes key's entry c, the newest of its set.
+func (lc *locCache) put(key solana.PublicKey, c cachedLoc) {
+	lc.mu.Lock()
+	if lc.sets == nil {
+		lc.sets = make([][locWays]locEntry, accountLocCache)
+	}
+	s := lc.set(key)
+	i := locWays - 1 // the oldest gives way, unless key or a free way is found
+	for j := range s {
+		if !s[j].in || s[j].key == key {
+			i = j
+			break
+		}
+	}
+	copy(s[1:i+1], s[:i])
+	s[0] = locEntry{key: key, c: c, in: true}
+	lc.mu.Unlock()
+}
+
+// get returns key's entry (found: the cache has one).
+func (lc *locCache) get(key solana.PublicKey) (cachedLoc, bool) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.sets == nil {
+		return cachedLoc{}, false
+	}
+	s := lc.set(key)
+	for j := range s {
+		if !s[j].in {
+			break
+		}
+		if s[j].key == key {
+			return s[j].c, true
+		}
+	}
+	return cachedLoc{}, false
+}
 
 // cachedLoc is a remembered key-directory lookup (ok: the key has an
 // entry).
@@ -506,23 +569,13 @@ func (lg *accountLog) get(key solana.PublicKey) (*Account, error) {
 // hold mu: for reading when they looked the entry up, for writing when
 // they changed it.
 func (lg *accountLog) remember(key solana.PublicKey, loc accLoc, ok bool) {
-	lg.locMu.Lock()
-	if len(lg.locs) >= accountLocCache || lg.locs == nil {
-		lg.oldLocs, lg.locs = lg.locs, make(map[solana.PublicKey]cachedLoc, 1024)
-	}
-	lg.locs[key] = cachedLoc{loc, ok}
-	lg.locMu.Unlock()
+	lg.locs.put(key, cachedLoc{loc, ok})
 }
 
 // cached returns key's cached key-directory entry (found: there is one
 // in the cache; ok: the key has an entry in the directory).
 func (lg *accountLog) cached(key solana.PublicKey) (c cachedLoc, found bool) {
-	lg.locMu.Lock()
-	defer lg.locMu.Unlock()
-	if c, found = lg.locs[key]; !found {
-		c, found = lg.oldLocs[key]
-	}
-	return c, found
+	return lg.locs.get(key)
 }
 
 // lookupPrev finds the key-directory entry each pending record replaces:

@@ -630,3 +630,36 @@ func TestKeydirChangesInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLocCache checks the location cache's sets: a key's newest entry
+// answers, a set keeps its locWays newest keys, and putting a key again
+// makes it the newest instead of taking a second way.
+func TestLocCache(t *testing.T) {
+	var lc locCache
+	key := func(i byte) solana.PublicKey {
+		var k solana.PublicKey
+		k[0], k[31] = 7, i // one set: the first 8 bytes choose it
+		return k
+	}
+	if _, ok := lc.get(key(1)); ok {
+		t.Fatal("found a key in an empty cache")
+	}
+	for i := byte(1); i <= locWays; i++ {
+		lc.put(key(i), cachedLoc{accLoc{1, uint32(i), 10}, true})
+	}
+	lc.put(key(1), cachedLoc{accLoc{2, 1, 10}, true}) // key 1 newest again
+	lc.put(key(9), cachedLoc{ok: false})              // evicts the oldest: key 2
+	want := map[byte]cachedLoc{1: {accLoc{2, 1, 10}, true}, 3: {accLoc{1, 3, 10}, true}, 4: {accLoc{1, 4, 10}, true}, 9: {}}
+	for i := byte(1); i <= 9; i++ {
+		c, ok := lc.get(key(i))
+		w, in := want[i]
+		if ok != in || c != w {
+			t.Errorf("key %d: got %+v, %v; want %+v, %v", i, c, ok, w, in)
+		}
+	}
+	var other solana.PublicKey
+	other[0] = 8
+	if _, ok := lc.get(other); ok {
+		t.Fatal("found a key never put")
+	}
+}

@@ -190,6 +190,9 @@ type boltStore struct {
 	mu    sync.RWMutex
 	sigs  *sortedTable[uint64, uint64]
 	heads *sortedTable[uint64, uint64]
+	// hc answers heads lookups of the key directory's base's addresses
+	// from memory (headcache.go); guarded by mu like heads.
+	hc headCache
 	// sigsRewrite and headsRewrite are the tables' rewrites in progress
 	// (saveTables; the persister's).
 	sigsRewrite, headsRewrite *tableRewrite[uint64, uint64]
@@ -693,6 +696,9 @@ func (s *boltStore) load() (*loadedState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load ledger: %w", err)
 	}
+	s.mu.Lock()
+	s.fillHeadCache()
+	s.mu.Unlock()
 	return st, nil
 }
 
@@ -723,7 +729,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	posts := make([]addrPosting, len(addrOrder))
 	s.mu.RLock()
 	for i, a := range addrOrder {
-		prev, _ := s.heads.get(headKey(a))
+		prev := s.head(headKey(a))
 		posts[i] = addrPosting{addr: a, prev: prev, idxs: byAddr[a]}
 	}
 	s.mu.RUnlock()
@@ -827,8 +833,9 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	for _, r := range b.Transactions {
 		s.sigs.set(sigPrefix(r.Signature), packLoc(r.Slot, r.Index))
 	}
+	s.syncHeadCache()
 	for _, a := range addrOrder {
-		s.heads.set(headKey(a), b.Slot)
+		s.setHead(headKey(a), b.Slot)
 	}
 	s.tip = b.Slot
 	s.mu.Unlock()
@@ -1054,7 +1061,7 @@ func (s *boltStore) addressTxs(addr solana.PublicKey, before, until *txLoc, maxS
 		}
 		if slot == 0 {
 			s.mu.RLock()
-			slot, _ = s.heads.get(headKey(addr))
+			slot = s.head(headKey(addr))
 			s.mu.RUnlock()
 		}
 		shared := s.legacyPrefixes[headKey(addr)]
