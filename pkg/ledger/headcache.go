@@ -56,12 +56,14 @@ func (c *headCache) index(p uint64) int {
 }
 
 // put stores slot's value at i.
-func (c *headCache) put(i int, slot uint64) {
-	v := headUnknown
+func (c *headCache) put(i int, slot uint64) { atomic.StoreUint32(&c.slots[i], headSlot(slot)) }
+
+// headSlot is slot as a cache value.
+func headSlot(slot uint64) uint32 {
 	if slot < uint64(headUnknown) {
-		v = uint32(slot)
+		return uint32(slot)
 	}
-	atomic.StoreUint32(&c.slots[i], v)
+	return headUnknown
 }
 
 // head returns the newest slot with a posting for an address starting
@@ -94,8 +96,8 @@ func (s *boltStore) setHead(p, slot uint64) {
 // fillHeadCache builds the cache for the key directory's base from the
 // heads table as it is: its base file and the base's prefixes merged in
 // one pass (both sorted), then each run, oldest first, galloping through
-// the prefixes, then the changes in memory. ~50 ms at a million
-// accounts, at open. Callers hold mu for writing, or own the store.
+// the prefixes, then the changes in memory: 25–50 ms at open with a
+// million accounts (two million heads). Callers hold mu for writing.
 func (s *boltStore) fillHeadCache() {
 	f := s.acc.keydir.base
 	c := headCache{base: f}
@@ -105,17 +107,19 @@ func (s *boltStore) fillHeadCache() {
 	}
 	c.prefixes, c.dir, c.dirBits = f.prefixes, f.dir, f.dirBits
 	c.slots = make([]uint32, len(c.prefixes))
+	// c is not shared yet: plain stores (an atomic store is an exchange).
 	t := s.heads
 	if b := t.base; b.n > 0 {
-		j := 0
-		for i := range b.n {
+		// Both sorted: one pass over the two.
+		p, j := c.prefixes, 0
+		for i := 0; i < b.n && j < len(p); i++ {
 			ent := b.data[i*b.entry : (i+1)*b.entry]
 			k := binary.BigEndian.Uint64(ent)
-			if j = gallop(c.prefixes, j, k); j == len(c.prefixes) {
-				break
+			for j < len(p) && p[j] < k {
+				j++
 			}
-			if c.prefixes[j] == k {
-				c.put(j, binary.LittleEndian.Uint64(ent[8:]))
+			if j < len(p) && p[j] == k {
+				c.slots[j] = headSlot(binary.LittleEndian.Uint64(ent[8:]))
 			}
 		}
 		dropMapped(b.mapped)
@@ -133,7 +137,7 @@ func (s *boltStore) fillHeadCache() {
 				if ent[r.entry-1]&1 != 0 {
 					v = 0 // deleted
 				}
-				c.put(j, v)
+				c.slots[j] = headSlot(v)
 			}
 		}
 		dropMapped(r.mapped)
@@ -145,7 +149,7 @@ func (s *boltStore) fillHeadCache() {
 				if ch.deleted {
 					v = 0
 				}
-				c.put(i, v)
+				c.slots[i] = headSlot(v)
 			}
 		}
 	}
