@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"encoding/binary"
-	"slices"
 	"sync/atomic"
 )
 
@@ -46,13 +45,7 @@ func (c *headCache) index(p uint64) int {
 	if len(c.prefixes) == 0 {
 		return -1
 	}
-	b := int(p >> (64 - c.dirBits))
-	lo, hi := int(c.dir[b]), int(c.dir[b+1])
-	i, found := slices.BinarySearch(c.prefixes[lo:hi], p)
-	if !found {
-		return -1
-	}
-	return lo + i
+	return prefixIndexAt(c.prefixes, c.dir, c.dirBits, p)
 }
 
 // put stores slot's value at i.

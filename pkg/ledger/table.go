@@ -510,10 +510,15 @@ func (f *tableFile) bucket(p uint64) int { return int(p >> (64 - f.dirBits)) }
 // key starts with key's first 8 bytes (which may be another key), or -1
 // when no key of the base does.
 func (f *tableFile) indexAt(key []byte) int {
-	p := binary.BigEndian.Uint64(key)
-	b := f.bucket(p)
-	lo, hi := int(f.dir[b]), int(f.dir[b+1])
-	i, found := slices.BinarySearch(f.prefixes[lo:hi], p)
+	return prefixIndexAt(f.prefixes, f.dir, f.dirBits, binary.BigEndian.Uint64(key))
+}
+
+// prefixIndexAt is the position of the first of prefixes (sorted, with
+// its directory dir of dirBits bits) equal to p, or -1.
+func prefixIndexAt(prefixes []uint64, dir []uint32, dirBits uint, p uint64) int {
+	b := int(p >> (64 - dirBits))
+	lo, hi := int(dir[b]), int(dir[b+1])
+	i, found := slices.BinarySearch(prefixes[lo:hi], p)
 	if !found {
 		return -1
 	}
