@@ -1,9 +1,6 @@
 package ledger
 
-import (
-	"encoding/binary"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // headCache holds the heads table's value (the newest slot with a
 // posting) for the first 8 bytes of every address of the key directory's
@@ -92,27 +89,25 @@ func (s *boltStore) setHead(p, slot uint64) {
 // the prefixes, then the changes in memory: 25–50 ms at open with a
 // million accounts (two million heads). Callers hold mu for writing.
 func (s *boltStore) fillHeadCache() {
-	f := s.acc.keydir.base
-	c := headCache{base: f}
-	if f == nil || len(f.prefixes) == 0 || s.heads == nil {
+	c := headCacheFor(s.acc.keydir.base)
+	if len(c.slots) == 0 || s.heads == nil {
 		s.hc = c
 		return
 	}
-	c.prefixes, c.dir, c.dirBits = f.prefixes, f.dir, f.dirBits
-	c.slots = make([]uint32, len(c.prefixes))
 	// c is not shared yet: plain stores (an atomic store is an exchange).
 	t := s.heads
+	ks := t.codec.keySize
 	if b := t.base; b.n > 0 {
 		// Both sorted: one pass over the two.
 		p, j := c.prefixes, 0
 		for i := 0; i < b.n && j < len(p); i++ {
 			ent := b.data[i*b.entry : (i+1)*b.entry]
-			k := binary.BigEndian.Uint64(ent)
+			k := t.codec.getKey(ent)
 			for j < len(p) && p[j] < k {
 				j++
 			}
 			if j < len(p) && p[j] == k {
-				c.slots[j] = headSlot(binary.LittleEndian.Uint64(ent[8:]))
+				c.slots[j] = headSlot(t.codec.getVal(ent[ks:]))
 			}
 		}
 		dropMapped(b.mapped)
@@ -120,13 +115,14 @@ func (s *boltStore) fillHeadCache() {
 	for _, r := range t.runs {
 		j := 0
 		for i := range r.n {
+			// A run's entry: key, value, flags (bit 0: deleted).
 			ent := r.data[i*r.entry : (i+1)*r.entry]
-			k := binary.BigEndian.Uint64(ent)
+			k := t.codec.getKey(ent)
 			if j = gallop(c.prefixes, j, k); j == len(c.prefixes) {
 				break
 			}
 			if c.prefixes[j] == k {
-				v := binary.LittleEndian.Uint64(ent[8:])
+				v := t.codec.getVal(ent[ks : r.entry-1])
 				if ent[r.entry-1]&1 != 0 {
 					v = 0 // deleted
 				}
@@ -159,22 +155,28 @@ func (s *boltStore) syncHeadCache() {
 	if f == s.hc.base {
 		return
 	}
-	old := s.hc
+	old, c := s.hc, headCacheFor(f)
+	j := 0
+	for i, p := range c.prefixes {
+		for j < len(old.prefixes) && old.prefixes[j] < p {
+			j++
+		}
+		v := headUnknown
+		if j < len(old.prefixes) && old.prefixes[j] == p {
+			v = atomic.LoadUint32(&old.slots[j])
+		}
+		c.slots[i] = v
+	}
+	s.hc = c
+}
+
+// headCacheFor is an empty cache (every value 0) over f's prefix index;
+// without one (no base, or one too large for an index) it holds nothing.
+func headCacheFor(f *tableFile) headCache {
 	c := headCache{base: f}
 	if f != nil && len(f.prefixes) > 0 {
 		c.prefixes, c.dir, c.dirBits = f.prefixes, f.dir, f.dirBits
 		c.slots = make([]uint32, len(c.prefixes))
-		j := 0
-		for i, p := range c.prefixes {
-			for j < len(old.prefixes) && old.prefixes[j] < p {
-				j++
-			}
-			v := headUnknown
-			if j < len(old.prefixes) && old.prefixes[j] == p {
-				v = atomic.LoadUint32(&old.slots[j])
-			}
-			c.slots[i] = v
-		}
 	}
-	s.hc = c
+	return c
 }
