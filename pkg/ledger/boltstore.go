@@ -727,10 +727,17 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	// each B+tree page once.
 	slices.SortFunc(addrOrder, compareKeys)
 	posts := make([]addrPosting, len(addrOrder))
+	// The heads cache's index of each address, found for its lookup,
+	// serves its set below unless the key directory's base, whose
+	// prefixes the cache shares, is replaced in between (at a million
+	// accounts each search is a few cache misses).
+	hcIndex := make([]int, len(addrOrder))
 	s.mu.RLock()
+	hcBase := s.hc.base
 	for i, a := range addrOrder {
-		prev := s.head(headKey(a))
-		posts[i] = addrPosting{addr: a, prev: prev, idxs: byAddr[a]}
+		p := headKey(a)
+		hcIndex[i] = s.hc.index(p)
+		posts[i] = addrPosting{addr: a, prev: s.headAt(p, hcIndex[i]), idxs: byAddr[a]}
 	}
 	s.mu.RUnlock()
 	var slotPosts []byte
@@ -834,8 +841,13 @@ func (s *boltStore) commit(f *frozenSlot) error {
 		s.sigs.set(sigPrefix(r.Signature), packLoc(r.Slot, r.Index))
 	}
 	s.syncHeadCache()
-	for _, a := range addrOrder {
-		s.setHead(headKey(a), b.Slot)
+	sameBase := s.hc.base == hcBase
+	for i, a := range addrOrder {
+		if sameBase {
+			s.setHeadAt(headKey(a), hcIndex[i], b.Slot)
+		} else {
+			s.setHead(headKey(a), b.Slot)
+		}
 	}
 	s.tip = b.Slot
 	s.mu.Unlock()

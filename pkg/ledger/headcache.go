@@ -58,8 +58,10 @@ func headSlot(slot uint64) uint32 {
 
 // head returns the newest slot with a posting for an address starting
 // with p (0: none). Callers hold mu, for reading at least.
-func (s *boltStore) head(p uint64) uint64 {
-	i := s.hc.index(p)
+func (s *boltStore) head(p uint64) uint64 { return s.headAt(p, s.hc.index(p)) }
+
+// headAt is head for a prefix whose cache index (s.hc.index(p)) is i.
+func (s *boltStore) headAt(p uint64, i int) uint64 {
 	if i >= 0 {
 		if v := atomic.LoadUint32(&s.hc.slots[i]); v != headUnknown {
 			return uint64(v)
@@ -76,9 +78,12 @@ func (s *boltStore) head(p uint64) uint64 {
 
 // setHead records slot as the newest posting of prefix p. Callers hold
 // mu for writing.
-func (s *boltStore) setHead(p, slot uint64) {
+func (s *boltStore) setHead(p, slot uint64) { s.setHeadAt(p, s.hc.index(p), slot) }
+
+// setHeadAt is setHead for a prefix whose cache index is i.
+func (s *boltStore) setHeadAt(p uint64, i int, slot uint64) {
 	s.heads.set(p, slot)
-	if i := s.hc.index(p); i >= 0 {
+	if i >= 0 {
 		s.hc.put(i, slot)
 	}
 }

@@ -167,11 +167,12 @@ type statusEntry struct {
 	err  *runtime.TxError
 }
 
-// statusKey identifies a signature in the status cache and the recent
-// block headers: its first 16 bytes. The cache holds every signature of
-// the last 150 blocks (1.5 million at 25 000 transactions per second), so
-// it keeps a quarter of each; two distinct ed25519 signatures sharing 128
-// bits is as unlikely as guessing a 128-bit key.
+// statusKey identifies a signature in the recent block headers: its
+// first 16 bytes (the status cache keeps 12 of them, statusCellKey). The
+// cache holds every signature of the last 150 blocks (1.5 million at
+// 25 000 transactions per second), so neither keeps all 64; two distinct
+// ed25519 signatures sharing 128 bits is as unlikely as guessing a
+// 128-bit key.
 type statusKey [16]byte
 
 func statusKeyOf(s solana.Signature) (k statusKey) {

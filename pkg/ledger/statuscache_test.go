@@ -26,21 +26,32 @@ func checkStatusCache(t *testing.T, c *statusCache, want map[statusKey]statusEnt
 	mask := uint64(len(c.entries) - 1)
 	used, failed := 0, 0
 	for i, x := range c.entries {
-		if x.slot1 == 0 {
+		if x.slot == 0 {
 			continue
 		}
 		used++
-		if x.slot1&statusFailed != 0 {
+		if x.slot&statusCellFailed != 0 {
 			failed++
 		}
+		if _, ok := c.over[x.key]; ok {
+			t.Fatalf("%x is both in a cell and in the map", x.key[:4])
+		}
 		for j := c.home(x.key); j != uint64(i); j = (j + 1) & mask {
-			if c.entries[j].slot1 == 0 {
+			if c.entries[j].slot == 0 {
 				t.Fatalf("cell %d (%x) is cut off from its home by empty cell %d", i, x.key[:4], j)
 			}
 		}
 	}
-	if used != len(want) || failed != len(c.errs) {
-		t.Fatalf("%d cells used, %d failed, %d errors kept; want %d entries", used, failed, len(c.errs), len(want))
+	if used != c.n {
+		t.Fatalf("%d cells used, n is %d", used, c.n)
+	}
+	for _, v := range c.over {
+		if v&statusFailed != 0 {
+			failed++
+		}
+	}
+	if used+len(c.over) != len(want) || failed != len(c.errs) {
+		t.Fatalf("%d cells used, %d in the map, %d failed, %d errors kept; want %d entries", used, len(c.over), failed, len(c.errs), len(want))
 	}
 	if len(c.entries) > statusCacheMin && 8*c.n < len(c.entries) {
 		t.Fatalf("%d entries in %d cells: the table did not shrink", c.n, len(c.entries))
@@ -64,10 +75,14 @@ func TestStatusCache(t *testing.T) {
 		keys     int // distinct keys drawn from
 		ops      int
 		deleteOf int // one op in deleteOf is a deletion
+		// slots are the slots drawn from: clustered far apart, the
+		// cells cannot express them all against one base.
+		slots []uint64
 	}{
-		{"few keys, many replacements", 40, 20_000, 3},
-		{"grows past the minimum", 5_000, 20_000, 5},
-		{"mostly deletions", 3_000, 30_000, 2},
+		{"few keys, many replacements", 40, 20_000, 3, nil},
+		{"grows past the minimum", 5_000, 20_000, 5, nil},
+		{"mostly deletions", 3_000, 30_000, 2, nil},
+		{"slots a clock jump apart", 3_000, 30_000, 3, []uint64{0, 7, 1 << 31, 1<<31 + 3, 1 << 40, 1<<40 + 1<<30, 1 << 62}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(tc.keys)))
@@ -77,9 +92,13 @@ func TestStatusCache(t *testing.T) {
 			}
 			var c statusCache
 			want := map[statusKey]statusEntry{}
+			overUsed := false
 			for op := 0; op < tc.ops; op++ {
 				k := keys[r.IntN(len(keys))]
 				slot := uint64(r.IntN(8))
+				if tc.slots != nil {
+					slot = tc.slots[r.IntN(len(tc.slots))]
+				}
 				if r.IntN(tc.deleteOf) == 0 {
 					c.deleteAt(k, slot)
 					if e, ok := want[k]; ok && e.slot == slot {
@@ -93,6 +112,10 @@ func TestStatusCache(t *testing.T) {
 				}
 				c.put(k, e)
 				want[k] = e
+				overUsed = overUsed || len(c.over) > 0
+			}
+			if tc.slots != nil && !overUsed {
+				t.Fatal("no entry went to the map")
 			}
 			checkStatusCache(t, &c, want)
 			// Emptied, the table shrinks back.
@@ -107,19 +130,100 @@ func TestStatusCache(t *testing.T) {
 	}
 }
 
+// TestStatusCacheClockJumps runs the cache as the ledger does, a window
+// of blocks whose signatures are put as each block is made and deleted
+// as it leaves, through jumps of the clock larger than a cell's slot
+// field spans: entries the cells cannot express wait in the map, the
+// table moves its base once the entries left allow, and every lookup
+// agrees with a map throughout.
+func TestStatusCacheClockJumps(t *testing.T) {
+	// The widest span cells express, and one slot more.
+	var edge statusCache
+	k0, k1, k2 := statusKey{1}, statusKey{2}, statusKey{3}
+	const lo = 1 << 40
+	edge.put(k0, statusEntry{slot: lo})
+	edge.put(k1, statusEntry{slot: lo + statusCellSlots - 1})
+	edge.put(k2, statusEntry{slot: lo + statusCellSlots})
+	checkStatusCache(t, &edge, map[statusKey]statusEntry{k0: {slot: lo}, k1: {slot: lo + statusCellSlots - 1}, k2: {slot: lo + statusCellSlots}})
+	if len(edge.over) != 1 {
+		t.Fatalf("%d entries in the map, want the one beyond the span", len(edge.over))
+	}
+
+	r := rand.New(rand.NewPCG(4, 4))
+	const window = 20
+	var c statusCache
+	want := map[statusKey]statusEntry{}
+	type block struct {
+		slot uint64
+		keys []statusKey
+	}
+	var blocks []block
+	slot := uint64(3)
+	overUsed, rebased, reset := false, false, false
+	for b := 0; b < 400; b++ {
+		switch {
+		case b%97 == 50:
+			slot += 1<<31 + uint64(r.IntN(1000)) // beyond the cells' span
+		case b%61 == 30:
+			slot += 1<<30 + uint64(r.IntN(1000)) // within it, past the margin
+		default:
+			slot += 1 + uint64(r.IntN(3))
+		}
+		blk := block{slot: slot}
+		for range 1 + r.IntN(60) {
+			k := randomStatusKey(r)
+			e := statusEntry{slot: slot}
+			if r.IntN(8) == 0 {
+				e.err = &runtime.TxError{}
+			}
+			base, n := c.base, c.n
+			c.put(k, e)
+			want[k] = e
+			blk.keys = append(blk.keys, k)
+			switch {
+			case n > 0 && c.n > n && c.base != base:
+				rebased = true // the table's entries moved to a new base
+			case n == 0 && c.base != base:
+				reset = true
+			}
+			overUsed = overUsed || len(c.over) > 0
+		}
+		blocks = append(blocks, blk)
+		if len(blocks) > window {
+			old := blocks[0]
+			blocks = blocks[1:]
+			for _, k := range old.keys {
+				c.deleteAt(k, old.slot)
+				delete(want, k)
+			}
+		}
+		checkStatusCache(t, &c, want)
+	}
+	if !overUsed || !rebased || !reset {
+		t.Fatalf("map used %v, rebased %v, base reset when empty %v: the jumps did not reach them", overUsed, rebased, reset)
+	}
+}
+
 // TestStatusCacheFill checks that fill, what an open rebuilds the cache
 // with, leaves the same entries as putting each block's signatures in
 // order: a signature repeated in a later block (processed again once
 // its first blockhash expired) takes the later slot, failures keep
 // their errors, and the cache then takes puts and deletions as usual.
 func TestStatusCacheFill(t *testing.T) {
-	for _, perBlock := range []int{0, 1, 300, 40_000} {
+	for _, tc := range []struct {
+		perBlock int
+		jump     uint64 // added to the slots of the later half of the blocks
+	}{{0, 0}, {1, 0}, {300, 0}, {40_000, 0}, {300, 1 << 32}} {
+		perBlock := tc.perBlock
 		r := rand.New(rand.NewPCG(2, uint64(perBlock)))
 		var blocks []*blockRecord
 		want := map[statusKey]statusEntry{}
 		var all []statusKey
 		for slot := uint64(5); slot < 25; slot++ {
 			b := &blockRecord{BlockInfo: BlockInfo{Slot: slot}}
+			if slot >= 15 {
+				b.Slot += tc.jump
+			}
 			for i := 0; i < perBlock; i++ {
 				k := randomStatusKey(r)
 				if len(all) > 0 && r.IntN(50) == 0 {
@@ -130,7 +234,7 @@ func TestStatusCacheFill(t *testing.T) {
 					err = &runtime.TxError{}
 				}
 				b.Keys, b.Errs = append(b.Keys, k), append(b.Errs, err)
-				want[k] = statusEntry{slot: slot, err: err}
+				want[k] = statusEntry{slot: b.Slot, err: err}
 				all = append(all, k)
 			}
 			if !slices.ContainsFunc(b.Errs, func(e *runtime.TxError) bool { return e != nil }) {
@@ -141,6 +245,9 @@ func TestStatusCacheFill(t *testing.T) {
 		var c statusCache
 		c.fill(blocks)
 		checkStatusCache(t, &c, want)
+		if tc.jump > 0 && len(c.over) == 0 {
+			t.Fatal("blocks a clock jump apart all in cells")
+		}
 		if perBlock > 0 && 5*c.len() > 3*len(c.entries) {
 			t.Fatalf("%d entries in %d cells after fill: more than 60 %% full", c.len(), len(c.entries))
 		}

@@ -58,7 +58,7 @@ func (l *Ledger) startStatusWarmup(blocks []*blockRecord) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		// What was processed since the open is newer than any block.
-		l.status.each(func(k statusKey, e statusEntry) { c.put(k, e) })
+		l.status.each(c.putCell)
 		for _, ev := range l.statusWarm.evicted {
 			c.deleteAt(ev.key, ev.slot)
 		}
@@ -88,20 +88,15 @@ func (l *Ledger) recentStatus(sig solana.Signature) (statusEntry, bool) {
 	return statusEntry{slot: r.Slot, err: r.Err}, true
 }
 
-// each calls fn for every entry of the cache.
-func (c *statusCache) each(fn func(statusKey, statusEntry)) {
-	if c.n == 0 {
-		return
-	}
+// each calls fn for every entry of the cache, by the part of its key
+// the cache keeps.
+func (c *statusCache) each(fn func(statusCellKey, statusEntry)) {
 	for i := range c.entries {
-		x := &c.entries[i]
-		if x.slot1 == 0 {
-			continue
+		if x := &c.entries[i]; x.slot != 0 {
+			fn(x.key, c.cellEntry(x))
 		}
-		e := statusEntry{slot: x.slot1&^statusFailed - 1}
-		if x.slot1&statusFailed != 0 {
-			e.err = c.errs[x.key]
-		}
-		fn(x.key, e)
+	}
+	for k, v := range c.over {
+		fn(k, c.entry(k, v&^statusFailed, v&statusFailed != 0))
 	}
 }

@@ -121,11 +121,11 @@ func TestStatusWarmup(t *testing.T) {
 			t.Fatalf("%s not in the filled cache", rec.Signature)
 		}
 	}
-	entries := func(l *Ledger) map[statusKey]statusEntry {
+	entries := func(l *Ledger) map[statusCellKey]statusEntry {
 		l.mu.RLock()
 		defer l.mu.RUnlock()
-		m := map[statusKey]statusEntry{}
-		l.status.each(func(k statusKey, e statusEntry) { m[k] = e })
+		m := map[statusCellKey]statusEntry{}
+		l.status.each(func(k statusCellKey, e statusEntry) { m[k] = e })
 		if len(m) != l.status.len() {
 			t.Fatalf("each visited %d entries of %d", len(m), l.status.len())
 		}
