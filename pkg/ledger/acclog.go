@@ -212,8 +212,8 @@ type pendingRecord struct {
 // accounts written every slot (payers, busy token accounts) were
 // recorded by an earlier commit. Without the cache each is a read of a
 // 2 KiB table block once the table's changes in memory went to a run,
-// or of the key in the base. locCache holds this many sets of locWays
-// entries (7 MB, pointer-free): an entry is dropped once four newer keys
+// or of the key in the base. locCache holds up to this many sets of
+// locWays entries (7 MB, pointer-free; locCacheMinSets): an entry is dropped once four newer keys
 // fell into its set, and a commit uses the entries of about one slot of
 // lookups and records before it, ~25 000 at a million accounts. Twice
 // the sets saved 0.05 reads per transfer there (BenchmarkTransferAtScale:
@@ -222,6 +222,13 @@ const accountLocCache = 1 << 15
 
 // locWays is the entries of one set of locCache.
 const locWays = 4
+
+// locCacheMinSets is the sets a locCache starts with (200 KB). It
+// doubles, up to accountLocCache, each time it has evicted as many
+// entries as it has sets: a log whose lookups fit keeps the small
+// table (the ephemeral rollup's beside a busy base ledger), one whose
+// reads do not grows to the full 7 MB within a few thousand evictions.
+const locCacheMinSets = 1 << 10
 
 // locCache is a set-associative cache of key-directory entries
 // (accountLocCache): an address's first 8 bytes (uniformly random)
@@ -233,7 +240,9 @@ const locWays = 4
 // recorded). mu guards the sets, since the log's readers share its lock.
 type locCache struct {
 	mu   sync.Mutex
-	sets [][locWays]locEntry
+	sets [][locWays]locEntry // a power of two of them
+	// evicted counts the entries evicted since the sets last grew.
+	evicted int
 }
 
 type locEntry struct {
@@ -242,17 +251,17 @@ type locEntry struct {
 	in  bool // the entry holds a key
 }
 
-func (lc *locCache) set(key solana.PublicKey) *[locWays]locEntry {
-	return &lc.sets[binary.LittleEndian.Uint64(key[:8])&(accountLocCache-1)]
+func locSet(sets [][locWays]locEntry, key solana.PublicKey) *[locWays]locEntry {
+	return &sets[binary.LittleEndian.Uint64(key[:8])&uint64(len(sets)-1)]
 }
 
 // put makes key's entry c, the newest of its set.
 func (lc *locCache) put(key solana.PublicKey, c cachedLoc) {
 	lc.mu.Lock()
 	if lc.sets == nil {
-		lc.sets = make([][locWays]locEntry, accountLocCache)
+		lc.sets = make([][locWays]locEntry, locCacheMinSets)
 	}
-	s := lc.set(key)
+	s := locSet(lc.sets, key)
 	i := locWays - 1 // the oldest gives way, unless key or a free way is found
 	for j := range s {
 		if !s[j].in || s[j].key == key {
@@ -260,9 +269,43 @@ func (lc *locCache) put(key solana.PublicKey, c cachedLoc) {
 			break
 		}
 	}
+	if i == locWays-1 && s[i].in && s[i].key != key {
+		if lc.evicted++; lc.evicted >= len(lc.sets) && len(lc.sets) < accountLocCache {
+			lc.grow()
+			s, i = locSet(lc.sets, key), locWays-1
+			for j := range s {
+				if !s[j].in {
+					i = j
+					break
+				}
+			}
+		}
+	}
 	copy(s[1:i+1], s[:i])
 	s[0] = locEntry{key: key, c: c, in: true}
 	lc.mu.Unlock()
+}
+
+// grow doubles the sets. Set i's entries go to sets i and i+n of the
+// new table by one more bit of their addresses, in the same order, so
+// every set keeps its newest-first order.
+func (lc *locCache) grow() {
+	sets := make([][locWays]locEntry, 2*len(lc.sets))
+	for _, s := range lc.sets {
+		for _, e := range s {
+			if !e.in {
+				break
+			}
+			ns := locSet(sets, e.key)
+			for j := range ns {
+				if !ns[j].in {
+					ns[j] = e
+					break
+				}
+			}
+		}
+	}
+	lc.sets, lc.evicted = sets, 0
 }
 
 // get returns key's entry (found: the cache has one).
@@ -272,7 +315,7 @@ func (lc *locCache) get(key solana.PublicKey) (cachedLoc, bool) {
 	if lc.sets == nil {
 		return cachedLoc{}, false
 	}
-	s := lc.set(key)
+	s := locSet(lc.sets, key)
 	for j := range s {
 		if !s[j].in {
 			break

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -661,5 +662,97 @@ func TestLocCache(t *testing.T) {
 	other[0] = 8
 	if _, ok := lc.get(other); ok {
 		t.Fatal("found a key never put")
+	}
+	if len(lc.sets) != locCacheMinSets {
+		t.Fatalf("%d sets after one eviction", len(lc.sets))
+	}
+}
+
+// TestLocCacheGrowth: a working set that fits keeps the smallest table
+// however many times it is put; one that does not grows the table, by
+// doublings that keep every set's entries and their order, up to
+// accountLocCache sets.
+func TestLocCacheGrowth(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	randomKey := func() (k solana.PublicKey) {
+		for i := range k {
+			k[i] = byte(r.Uint32())
+		}
+		return k
+	}
+	var small locCache
+	few := make([]solana.PublicKey, locCacheMinSets)
+	for i := range few {
+		few[i] = randomKey()
+	}
+	for i := range 100 * len(few) {
+		small.put(few[i%len(few)], cachedLoc{ok: true})
+	}
+	if len(small.sets) != locCacheMinSets {
+		t.Fatalf("%d keys put again and again grew the cache to %d sets", len(few), len(small.sets))
+	}
+
+	var lc locCache
+	var recent []solana.PublicKey
+	grew := 0
+	// Random keys evict about as many entries as are put once the sets
+	// are full: 8 times the largest table's sets is enough for every
+	// doubling.
+	for n := 0; n < 8*accountLocCache; n++ {
+		k := randomKey()
+		before := len(lc.sets)
+		var present []solana.PublicKey
+		if before > 0 && lc.evicted >= before-1 {
+			// This put may grow the sets: what they hold now.
+			for _, rk := range recent {
+				if _, ok := lc.get(rk); ok {
+					present = append(present, rk)
+				}
+			}
+		}
+		lc.put(k, cachedLoc{accLoc{seg: uint32(n)}, true})
+		if before != 0 && len(lc.sets) != before {
+			grew++
+			if lc.evicted != 0 {
+				t.Fatalf("grown to %d sets with %d evictions counted", len(lc.sets), lc.evicted)
+			}
+			// Every set of the new table newest first, entries in their
+			// own set, and the newest key of each old set still found.
+			for i, s := range lc.sets {
+				for j, e := range s {
+					if !e.in {
+						continue
+					}
+					if locSet(lc.sets, e.key) != &lc.sets[i] {
+						t.Fatalf("grown to %d sets: an entry of set %d belongs elsewhere", len(lc.sets), i)
+					}
+					if j > 0 && (!s[j-1].in || s[j-1].c.loc.seg < e.c.loc.seg) {
+						t.Fatalf("grown to %d sets: set %d not newest first", len(lc.sets), i)
+					}
+				}
+			}
+			// Kept, but the one the put itself may have evicted.
+			lost := 0
+			for _, rk := range present {
+				if _, ok := lc.get(rk); !ok && (locSet(lc.sets, rk) != locSet(lc.sets, k) || lost > 0) {
+					t.Fatalf("grown to %d sets: a key the cache held is gone", len(lc.sets))
+				} else if !ok {
+					lost++
+				}
+			}
+			if len(present) == 0 {
+				t.Fatal("growth without a look at what the cache held")
+			}
+		}
+		if len(lc.sets) > accountLocCache {
+			t.Fatalf("%d sets, more than %d", len(lc.sets), accountLocCache)
+		}
+		recent = append(recent, k)
+		if len(recent) > 64 {
+			recent = recent[1:]
+		}
+	}
+	if want := bits.TrailingZeros(accountLocCache / locCacheMinSets); grew != want {
+		t.Fatalf("grew %d times, want %d", grew, want)
 	}
 }

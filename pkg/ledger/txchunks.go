@@ -23,6 +23,13 @@ const (
 	chunkFormat    = 2
 )
 
+// txChunkWindow is the compressor's window: a chunk is compressed on its
+// own (EncodeAll), so matches never reach further back than its start,
+// and a chunk of 64 records is tens of KB. The default window (4 MiB at
+// this level) made the encoder keep an 8 MB history buffer for the
+// node's life; this one keeps the 1 MB the library allocates at least.
+const txChunkWindow = 256 << 10
+
 // txCodec compresses and decompresses chunks; both are safe for
 // concurrent use.
 type txCodec struct {
@@ -34,7 +41,7 @@ func newTxCodec() (*txCodec, error) {
 	// The fastest level: it runs on the persister for every transaction,
 	// and the records' redundancy (repeated keys and log lines) is found
 	// by it as well.
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(txChunkWindow))
 	if err != nil {
 		return nil, fmt.Errorf("transaction compressor: %w", err)
 	}
