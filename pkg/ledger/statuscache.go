@@ -42,6 +42,10 @@ type statusCache struct {
 	// over holds the entries whose slot the table cannot express:
 	// slot plus one, statusFailed for a failure. Almost always empty.
 	over map[statusCellKey]uint64
+	// rebaseFailed is n when a rebase last found the table's entries
+	// too far apart (0: none since). The next try waits until half of
+	// them left: each try is a pass over the cells.
+	rebaseFailed int
 	// errs are the errors of the cached signatures that failed; an
 	// entry with failed set has one.
 	errs map[statusCellKey]*runtime.TxError
@@ -171,8 +175,13 @@ func (c *statusCache) putCell(k statusCellKey, e statusEntry) {
 		delete(c.over, k)
 	}
 	v, ok := c.cellSlot(e.slot, e.err != nil)
-	if !ok && c.rebase(e.slot) {
-		v, ok = c.cellSlot(e.slot, e.err != nil)
+	if !ok && (c.rebaseFailed == 0 || 2*c.n <= c.rebaseFailed) {
+		if c.rebase(e.slot) {
+			c.rebaseFailed = 0
+			v, ok = c.cellSlot(e.slot, e.err != nil)
+		} else {
+			c.rebaseFailed = max(c.n, 1)
+		}
 	}
 	if !ok {
 		if i := c.find(k); i >= 0 {
