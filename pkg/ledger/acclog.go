@@ -262,28 +262,28 @@ func (lc *locCache) put(key solana.PublicKey, c cachedLoc) {
 		lc.sets = make([][locWays]locEntry, locCacheMinSets)
 	}
 	s := locSet(lc.sets, key)
-	i := locWays - 1 // the oldest gives way, unless key or a free way is found
-	for j := range s {
-		if !s[j].in || s[j].key == key {
-			i = j
-			break
-		}
-	}
+	i := locWay(s, key)
 	if i == locWays-1 && s[i].in && s[i].key != key {
 		if lc.evicted++; lc.evicted >= len(lc.sets) && len(lc.sets) < accountLocCache {
 			lc.grow()
-			s, i = locSet(lc.sets, key), locWays-1
-			for j := range s {
-				if !s[j].in {
-					i = j
-					break
-				}
-			}
+			s = locSet(lc.sets, key)
+			i = locWay(s, key)
 		}
 	}
 	copy(s[1:i+1], s[:i])
 	s[0] = locEntry{key: key, c: c, in: true}
 	lc.mu.Unlock()
+}
+
+// locWay is the way of s a put of key takes: key's own, else the first
+// free one, else the oldest (which gives way).
+func locWay(s *[locWays]locEntry, key solana.PublicKey) int {
+	for j := range s {
+		if !s[j].in || s[j].key == key {
+			return j
+		}
+	}
+	return locWays - 1
 }
 
 // grow doubles the sets. Set i's entries go to sets i and i+n of the

@@ -841,13 +841,13 @@ func (s *boltStore) commit(f *frozenSlot) error {
 		s.sigs.set(sigPrefix(r.Signature), packLoc(r.Slot, r.Index))
 	}
 	s.syncHeadCache()
-	sameBase := s.hc.base == hcBase
-	for i, a := range addrOrder {
-		if sameBase {
-			s.setHeadAt(headKey(a), hcIndex[i], b.Slot)
-		} else {
-			s.setHead(headKey(a), b.Slot)
+	if s.hc.base != hcBase {
+		for i, a := range addrOrder {
+			hcIndex[i] = s.hc.index(headKey(a))
 		}
+	}
+	for i, a := range addrOrder {
+		s.setHeadAt(headKey(a), hcIndex[i], b.Slot)
 	}
 	s.tip = b.Slot
 	s.mu.Unlock()

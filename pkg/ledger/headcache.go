@@ -15,7 +15,7 @@ import "sync/atomic"
 //
 // Every slot is the heads table's value for its prefix or headUnknown
 // (then the table answers and the slot is filled): sets change both
-// (boltStore.setHead), the open fills it from the table's files and
+// (boltStore.setHeadAt), the open fills it from the table's files and
 // changes (fillHeadCache), and a new key-directory base takes the values
 // of the prefixes the old one had (syncHeadCache). The heads table stays
 // the durable copy; the cache is memory only (4 MB at a million
@@ -76,11 +76,8 @@ func (s *boltStore) headAt(p uint64, i int) uint64 {
 	return v
 }
 
-// setHead records slot as the newest posting of prefix p. Callers hold
-// mu for writing.
-func (s *boltStore) setHead(p, slot uint64) { s.setHeadAt(p, s.hc.index(p), slot) }
-
-// setHeadAt is setHead for a prefix whose cache index is i.
+// setHeadAt records slot as the newest posting of prefix p, whose cache
+// index (s.hc.index(p)) is i. Callers hold mu for writing.
 func (s *boltStore) setHeadAt(p uint64, i int, slot uint64) {
 	s.heads.set(p, slot)
 	if i >= 0 {

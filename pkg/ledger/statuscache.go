@@ -122,7 +122,18 @@ func (c *statusCache) entry(k statusCellKey, slot1 uint64, failed bool) statusEn
 }
 
 func (c *statusCache) cellEntry(x *statusCacheEntry) statusEntry {
-	return c.entry(x.key, c.base+uint64(x.slot&^statusCellFailed), x.slot&statusCellFailed != 0)
+	return c.entry(x.key, c.slotOf(x)+1, x.slot&statusCellFailed != 0)
+}
+
+// slotOf is the slot a used cell holds.
+func (c *statusCache) slotOf(x *statusCacheEntry) uint64 {
+	return c.base + uint64(x.slot&^statusCellFailed) - 1
+}
+
+// centeredBase is the base that lets cells express every slot from lo
+// to hi (hi-lo < statusCellSlots), the slack half below, half above.
+func centeredBase(lo, hi uint64) uint64 {
+	return lo - min(lo, (statusCellSlots-1-(hi-lo))/2)
 }
 
 // find is the index of k's cell, or -1.
@@ -211,18 +222,17 @@ func (c *statusCache) rebase(slot uint64) bool {
 	lo, hi := slot, slot
 	for i := range c.entries {
 		if x := &c.entries[i]; x.slot != 0 {
-			s := c.base + uint64(x.slot&^statusCellFailed) - 1
+			s := c.slotOf(x)
 			lo, hi = min(lo, s), max(hi, s)
 		}
 	}
 	if hi-lo >= statusCellSlots {
 		return false
 	}
-	base := lo - min(lo, (statusCellSlots-1-(hi-lo))/2)
+	base := centeredBase(lo, hi)
 	for i := range c.entries {
 		if x := &c.entries[i]; x.slot != 0 {
-			s := c.base + uint64(x.slot&^statusCellFailed) - 1
-			x.slot = uint32(s-base) + 1 | x.slot&statusCellFailed
+			x.slot = uint32(c.slotOf(x)-base) + 1 | x.slot&statusCellFailed
 		}
 	}
 	c.base = base
@@ -342,7 +352,7 @@ func (c *statusCache) fill(blocks []*blockRecord) {
 		return
 	}
 	if n > 0 {
-		c.base = lo - min(lo, (statusCellSlots-1-(hi-lo))/2)
+		c.base = centeredBase(lo, hi)
 	}
 	for _, r := range blocks {
 		// Errors in block order, so a later success of the same
