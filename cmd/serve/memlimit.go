@@ -11,10 +11,14 @@ import "math"
 // sits at 300 MiB and more. Near the limit the collector runs more often
 // instead; it never fails an allocation, and the runtime caps the
 // collector's share of the CPU, so a live heap above the limit slows the
-// node rather than stopping it. 320 MiB keeps the process under the 400
+// node rather than stopping it. 350 MiB keeps the process under the 400
 // MiB the ledger's scale goal allows with room for what the limit does
-// not count (mapped table and database pages, thread stacks).
-const DefaultMemoryLimitMiB = 320
+// not count: mapped table and database pages and the binary's own, 20–33
+// MiB under load at a million accounts (peak RSS 358–370 MiB over twelve
+// phases; docs/performance.md, fourteenth round). Every MiB above what
+// is live is headroom between collections, and at a million accounts
+// ~50 MB more is live than at ten thousand.
+const DefaultMemoryLimitMiB = 350
 
 // maxMemoryLimitMiB keeps the byte count of --memory-limit-mib inside an
 // int64.

@@ -724,6 +724,85 @@ func TestSortedTableLookup(t *testing.T) {
 	tbl.close()
 }
 
+// TestSortedTableAdoptKnownKeys checks that adopt gives the new base's
+// index the changes made in place during the rewrite (keys of the old
+// base) by their prefix alone, and compares in the new file only the
+// keys it cannot attribute so: those the frozen changes created and that
+// changed again. A rewrite that may leave keys out (keep) compares them
+// all. Either way every key answers its newest value afterwards.
+func TestSortedTableAdoptKnownKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		keep         func([2]uint64, uint64) bool
+		wantCompared int
+	}{
+		{"every key kept", nil, 50},
+		{"keys left out", func(k [2]uint64, _ uint64) bool { return k[0] != 995 }, 249},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, err := openTable(filepath.Join(t.TempDir(), "p"), prefixTableCodec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.close()
+			model := map[[2]uint64]uint64{}
+			change := func(k [2]uint64, v uint64) {
+				prev, had := tbl.get(k)
+				tbl.change(k, prev, had, v, false)
+				model[k] = v
+			}
+			for p := range uint64(1000) {
+				tbl.set([2]uint64{p, 1}, p)
+				model[[2]uint64{p, 1}] = p
+			}
+			nt, err := tbl.write(nil, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tbl.replace(nt); err != nil {
+				t.Fatal(err)
+			}
+			for p := uint64(1000); p < 1050; p++ {
+				change([2]uint64{p, 1}, p) // created: the frozen changes
+			}
+			tbl.freeze()
+			for p := range uint64(200) {
+				change([2]uint64{p * 5, 1}, 7000+p) // base keys, in place
+			}
+			for p := uint64(1000); p < 1050; p++ {
+				change([2]uint64{p, 1}, 8000+p) // frozen keys, changed again
+			}
+			for p := uint64(2000); p < 2030; p++ {
+				change([2]uint64{p, 1}, 9000+p) // created during the rewrite
+			}
+			if nt, err = tbl.writeFrozen(nil, false, tc.keep); err != nil {
+				t.Fatal(err)
+			}
+			if err := tbl.adopt(nt); err != nil {
+				t.Fatal(err)
+			}
+			if tbl.adoptCompared != tc.wantCompared {
+				t.Fatalf("adopt compared %d keys in the file, want %d", tbl.adoptCompared, tc.wantCompared)
+			}
+			wantLeft := 30
+			if tc.keep != nil {
+				wantLeft++ // 995's change: the new base has no entry for it
+			}
+			if len(tbl.recent) != wantLeft {
+				t.Fatalf("%d changes left in memory, want %d", len(tbl.recent), wantLeft)
+			}
+			for k, want := range model {
+				if v, ok := tbl.get(k); !ok || v != want {
+					t.Fatalf("get %v = %d, %v; want %d", k, v, ok, want)
+				}
+				if v, ok, _ := tbl.lookup(k); !ok || v != want {
+					t.Fatalf("lookup %v = %d, %v; want %d", k, v, ok, want)
+				}
+			}
+		})
+	}
+}
+
 // TestPrefixIndexDirectory checks indexAt, which searches the bucket the
 // directory names, against a search of all the prefixes, for sizes from
 // no directory bits to the most, with repeated prefixes and the edges of
