@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	mathrand "math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -296,4 +298,59 @@ func TestZeroFeeLedger(t *testing.T) {
 	if rec.Meta.Fee != 0 || rec.Meta.PreBalances[0] != rec.Meta.PostBalances[0] {
 		t.Fatalf("meta %+v", rec.Meta)
 	}
+}
+
+// TestSortWrites checks sortWrites against a sort of the writes by
+// compareKeys, with addresses that share their first 8 bytes.
+func TestSortWrites(t *testing.T) {
+	rng := mathrand.New(mathrand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 100, 5000} {
+		writes := make([]AccountWrite, n)
+		for i := range writes {
+			for j := range writes[i].Key {
+				writes[i].Key[j] = byte(rng.UintN(3)) // shared prefixes
+			}
+			writes[i].Account = &Account{Lamports: uint64(i)}
+		}
+		want := slices.Clone(writes)
+		slices.SortStableFunc(want, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
+		got := sortWrites(writes)
+		if len(got) != n {
+			t.Fatalf("%d writes: %d sorted", n, len(got))
+		}
+		seen := map[*Account]bool{}
+		for i := range got {
+			if got[i].Key != want[i].Key {
+				t.Fatalf("%d writes: position %d is %x, want %x", n, i, got[i].Key[:], want[i].Key[:])
+			}
+			if seen[got[i].Account] {
+				t.Fatalf("%d writes: a write twice", n)
+			}
+			seen[got[i].Account] = true
+		}
+	}
+}
+
+// BenchmarkSortWrites sorts a slot's writes at a million accounts (12 000
+// random addresses) by prefix (sortWrites) and directly by compareKeys.
+func BenchmarkSortWrites(b *testing.B) {
+	rng := mathrand.New(mathrand.NewPCG(5, 6))
+	writes := make([]AccountWrite, 12000)
+	for i := range writes {
+		for j := range writes[i].Key {
+			writes[i].Key[j] = byte(rng.Uint32())
+		}
+	}
+	buf := make([]AccountWrite, len(writes))
+	b.Run("prefix", func(b *testing.B) {
+		for range b.N {
+			sortWrites(writes)
+		}
+	})
+	b.Run("compareKeys", func(b *testing.B) {
+		for range b.N {
+			copy(buf, writes)
+			slices.SortFunc(buf, func(a, b AccountWrite) int { return compareKeys(a.Key, b.Key) })
+		}
+	})
 }
