@@ -395,3 +395,30 @@ func TestDeclaredLengthOverLimit(t *testing.T) {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 }
+
+// TestBodyReadOnce checks that a body of its declared length is read
+// into the one buffer allocated for it: bytes.Buffer.ReadFrom wants
+// bytes.MinRead free before the read that finds the end, and a buffer of
+// exactly the declared length was copied into one twice as large at the
+// end of every request. Without a declared length the buffer grows with
+// what arrives.
+func TestBodyReadOnce(t *testing.T) {
+	for _, n := range []int{1, 700, 10_000, bodyPrealloc} {
+		body := bytes.Repeat([]byte{'x'}, n)
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		got, err := readBody(httptest.NewRecorder(), r, 1<<20)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("%d bytes: read %d bytes, %v", n, len(got), err)
+		}
+		// What one allocation of n+MinRead bytes gets (its size class).
+		want := cap(append([]byte(nil), make([]byte, n+bytes.MinRead)...))
+		if c := cap(got); c != want {
+			t.Errorf("%d bytes declared and sent: a buffer of %d bytes, want the %d of one allocation", n, c, want)
+		}
+	}
+	r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(strings.NewReader("{}")))
+	r.ContentLength = -1
+	if got, err := readBody(httptest.NewRecorder(), r, 1<<20); err != nil || string(got) != "{}" {
+		t.Fatalf("undeclared length: %q, %v", got, err)
+	}
+}

@@ -351,7 +351,10 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	}
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 {
-		buf.Grow(int(min(n, bodyPrealloc)))
+		// ReadFrom wants bytes.MinRead free before every read, the one
+		// that finds the end too: a buffer of exactly the declared length
+		// was copied into one twice as large once the body filled it.
+		buf.Grow(int(min(n, bodyPrealloc)) + bytes.MinRead)
 	}
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
 		return nil, err
