@@ -277,6 +277,25 @@ func TestEndToEndWithSolanaGo(t *testing.T) {
 	if j, _ := json.Marshal(st.Err); string(j) != `{"InstructionError":[0,{"Custom":1}]}` {
 		t.Fatalf("status err %s", j)
 	}
+	// The deprecated "status" field, as Agave renders it, for a failure
+	// and a success, in statuses and in the transaction's meta.
+	for _, tc := range []struct {
+		sig  solana.Signature
+		want string
+	}{
+		{fsig, `"status":{"Err":{"InstructionError":[0,{"Custom":1}]}}`},
+		{n.send(t, signed(t, n.blockhash(t), alice, []txwire.Instruction{spl.Memo("status")})), `"status":{"Ok":null}`},
+	} {
+		n.confirm(t, tc.sig)
+		raw, rpcErr := call(t, n.h, "getSignatureStatuses", []string{tc.sig.String()})
+		if rpcErr != nil || !strings.Contains(string(raw), tc.want) {
+			t.Fatalf("getSignatureStatuses %s: %s %v, want %s", tc.sig, raw, rpcErr, tc.want)
+		}
+		raw, rpcErr = call(t, n.h, "getTransaction", tc.sig.String(), map[string]string{"commitment": "confirmed", "encoding": "json"})
+		if rpcErr != nil || !strings.Contains(string(raw), tc.want) {
+			t.Fatalf("getTransaction %s: %s %v, want %s", tc.sig, raw, rpcErr, tc.want)
+		}
+	}
 	after, _ := c.GetBalance(ctx, pub(bob), rpc.CommitmentConfirmed)
 	if before.Value-after.Value != 5000 {
 		t.Fatalf("fee %d", before.Value-after.Value)

@@ -716,11 +716,11 @@ func (h *Handler) getBlocks(ctx context.Context, p Params) (any, error) {
 // --- signatures and transactions ---
 
 type uiStatus struct {
-	Slot               uint64         `json:"slot"`
-	Confirmations      *uint64        `json:"confirmations"`
-	Err                *rt.TxError    `json:"err"`
-	ConfirmationStatus string         `json:"confirmationStatus"`
-	Status             map[string]any `json:"status"`
+	Slot               uint64      `json:"slot"`
+	Confirmations      *uint64     `json:"confirmations"`
+	Err                *rt.TxError `json:"err"`
+	ConfirmationStatus string      `json:"confirmationStatus"`
+	Status             any         `json:"status"`
 }
 
 func (h *Handler) getSignatureStatuses(ctx context.Context, p Params) (any, error) {

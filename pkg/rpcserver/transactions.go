@@ -105,7 +105,7 @@ type uiReturnData struct {
 
 type uiMeta struct {
 	Err                  *rt.TxError       `json:"err"`
-	Status               map[string]any    `json:"status"`
+	Status               any               `json:"status"`
 	Fee                  uint64            `json:"fee"`
 	PreBalances          []uint64          `json:"preBalances"`
 	PostBalances         []uint64          `json:"postBalances"`
@@ -129,11 +129,25 @@ type uiTxWithMeta struct {
 	Version     any     `json:"version,omitempty"`
 }
 
-func status(err *rt.TxError) map[string]any {
+// statusOk and statusErr are the deprecated "status" field of signature
+// statuses and transaction metas, {"Ok":null} or {"Err":…}: structs
+// rather than a map apiece, which cost an allocation and encoding/json's
+// sorted map walk for every status a client polls.
+type statusOk struct {
+	Ok *struct{} `json:"Ok"`
+}
+
+type statusErr struct {
+	Err *rt.TxError `json:"Err"`
+}
+
+// status is the "status" field for a transaction's result. Both kinds fit
+// an interface without an allocation (a struct of one pointer).
+func status(err *rt.TxError) any {
 	if err == nil {
-		return map[string]any{"Ok": nil}
+		return statusOk{}
 	}
-	return map[string]any{"Err": err}
+	return statusErr{err}
 }
 
 func u16s(b []byte) []uint16 {
