@@ -478,7 +478,13 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		}
 	}
 	if err == nil {
-		preRent := make([]rentState, n)
+		// On the stack for the usual handful of accounts.
+		var preRentBuf [16]rentState
+		preRent := preRentBuf[:0]
+		if n > len(preRentBuf) {
+			preRent = make([]rentState, 0, n)
+		}
+		preRent = preRent[:n]
 		for i, a := range work {
 			if writable[i] {
 				preRent[i] = l.rentStateOf(a)
@@ -507,6 +513,14 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 	res.err = err
 
 	if err == nil {
+		nw := 0
+		for i := range work {
+			if writable[i] {
+				nw++
+			}
+		}
+		// One allocation for the writes rather than one per doubling.
+		res.writes = make([]AccountWrite, 0, nw)
 		for i, a := range work {
 			meta.PostBalances[i] = a.Lamports
 			if writable[i] && changed(orig[i], a) {
