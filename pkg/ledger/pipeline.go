@@ -631,7 +631,19 @@ func rentTransitionAllowed(pre, post rentState) bool {
 // layouts in place rather than through spl.DecodeTokenAccount and
 // spl.DecodeMint, which allocate, because it runs twice per transaction.
 func tokenBalances(accts []*Account, mintOf func(solana.PublicKey) *Account) []TokenBalance {
-	var out []TokenBalance
+	// Sized for the accounts the token programs own (those the mint check
+	// leaves out just leave room): one allocation per transaction instead
+	// of one per doubling.
+	n := 0
+	for _, a := range accts {
+		if a != nil && spl.IsTokenProgram(a.Owner) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]TokenBalance, 0, n)
 	for i, a := range accts {
 		tk, ok := tokenKeysOf(a)
 		if !ok {
@@ -645,6 +657,9 @@ func tokenBalances(accts []*Account, mintOf func(solana.PublicKey) *Account) []T
 			AccountIndex: uint8(i), Mint: tk.mint, Owner: tk.owner, ProgramID: a.Owner,
 			Amount: spl.TokenAmountOf(a.Data), Decimals: m.Data[44], // 44: decimals
 		})
+	}
+	if len(out) == 0 {
+		return nil // as before: no token account is no list
 	}
 	return out
 }
@@ -662,14 +677,20 @@ func (l *Ledger) executeAndCommit(p *pending) outcome {
 	if res.reject != nil {
 		return outcome{reject: res.reject}
 	}
+	// The record takes the execution's write list (nothing else holds
+	// it), each entry set to the value the bank now holds.
+	writes := res.writes
+	if writes == nil {
+		writes = []AccountWrite{}
+	}
 	rec := &TxRecord{
 		Signature: p.tx.Signatures[0], Slot: l.working.slot, Index: uint32(len(l.working.txs)),
 		BlockTime: l.working.time, Raw: p.raw, Err: res.err, Meta: res.meta, tx: p.tx,
-		Writes: make([]AccountWrite, len(res.writes)),
+		Writes: writes,
 	}
-	for i, w := range res.writes {
+	for i, w := range writes {
 		l.put(w.Key, w.Account)
-		rec.Writes[i] = AccountWrite{Key: w.Key, Account: l.bank.get(w.Key)}
+		writes[i].Account = l.bank.get(w.Key)
 	}
 	l.working.txs = append(l.working.txs, rec)
 	l.working.prices = append(l.working.prices, res.unitPrice)
