@@ -368,11 +368,17 @@ func scanEnvelope(b []byte) (env envelope, ok bool) {
 // plainString returns the content of a valid JSON string without escape
 // sequences; ok is false for anything else (use encoding/json then).
 func plainString(b []byte) (string, bool) {
+	c, ok := plainContent(b)
+	return string(c), ok
+}
+
+// plainContent is plainString's content as a part of b, not a copy.
+func plainContent(b []byte) ([]byte, bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' || bytes.IndexByte(b, '\\') >= 0 {
-		return "", false
+		return nil, false
 	}
-	return string(b[1 : len(b)-1]), true
+	return b[1 : len(b)-1], true
 }
 
 // sendConfig is sendTransaction's configuration object.

@@ -959,7 +959,8 @@ func (h *Handler) sendTransaction(ctx context.Context, p Params) (any, error) {
 	if err := p.Count(1, 2); err != nil {
 		return nil, err
 	}
-	s, err := p.String(0)
+	// Read only by decodeWireTx, which copies what it keeps.
+	s, err := p.stringView(0)
 	if err != nil {
 		return nil, err
 	}

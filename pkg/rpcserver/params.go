@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/gagliardetto/solana-go"
 
@@ -70,6 +71,19 @@ func (p Params) String(i int) (string, error) {
 		return "", err
 	}
 	return s, nil
+}
+
+// stringView is String for a parameter the caller reads only while the
+// request is handled and does not keep: a plain JSON string comes back
+// as a view of the request body rather than a copy (sendTransaction's
+// transaction, most of each request's bytes under a stream of sends).
+func (p Params) stringView(i int) (string, error) {
+	if i < len(p) {
+		if c, ok := plainContent(p[i]); ok {
+			return unsafe.String(unsafe.SliceData(c), len(c)), nil
+		}
+	}
+	return p.String(i)
 }
 
 // Strings decodes an array of strings parameter.

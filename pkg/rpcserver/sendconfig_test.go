@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 func TestParseSendConfig(t *testing.T) {
@@ -59,4 +60,24 @@ func FuzzParseSendConfig(f *testing.F) {
 			t.Fatalf("%q: fast %+v, encoding/json %+v", b, fast, slow)
 		}
 	})
+}
+
+// TestStringView checks that stringView reads a parameter as String does,
+// and that a plain JSON string is read in place: the transaction of a
+// sendTransaction is not copied before it is decoded.
+func TestStringView(t *testing.T) {
+	for _, raw := range []string{`"AQID"`, ` "abc" `, `""`, `"a\nb"`, `"\u0041"`, `12`, `null`, `["x"]`} {
+		p := Params{json.RawMessage(raw)}
+		want, wantErr := p.String(0)
+		got, err := p.stringView(0)
+		if got != want || (err == nil) != (wantErr == nil) {
+			t.Fatalf("%s: stringView = %q, %v; String = %q, %v", raw, got, err, want, wantErr)
+		}
+		if c, plain := plainContent(p[0]); plain && len(c) > 0 && unsafe.StringData(got) != &c[0] {
+			t.Fatalf("%s: a plain string was copied", raw)
+		}
+	}
+	if _, err := (Params{}).stringView(0); err == nil {
+		t.Fatal("a missing parameter read without an error")
+	}
 }
