@@ -30,11 +30,15 @@ const (
 // node's life; this one keeps the 1 MB the library allocates at least.
 const txChunkWindow = 256 << 10
 
-// txCodec compresses and decompresses chunks; both are safe for
-// concurrent use.
+// txCodec compresses and decompresses chunks. Decompression is safe for
+// concurrent use; encodeChunks is called by the store's one committer.
 type txCodec struct {
 	enc *zstd.Encoder
 	dec *zstd.Decoder
+	// raw, rec and out are encodeChunks' buffers, kept between calls: a
+	// slot's chunks are hundreds of KB, allocated anew for every commit
+	// before (3.6 % of the bytes a node allocated under transfers).
+	raw, rec, out []byte
 }
 
 func newTxCodec() (*txCodec, error) {
@@ -58,9 +62,11 @@ func (c *txCodec) close() {
 }
 
 // encodeChunks encodes a block's transactions (in index order) as chunk
-// keys and values.
+// keys and values. The values share one buffer that the next call reuses:
+// the caller is done with them (its bbolt transaction committed) before
+// it encodes the next block.
 func (c *txCodec) encodeChunks(txs []*TxRecord) (keys, vals [][]byte) {
-	var raw, e []byte
+	raw, e, out := c.raw, c.rec, c.out[:0]
 	for lo := 0; lo < len(txs); lo += txChunkRecords {
 		raw = raw[:0]
 		for _, r := range txs[lo:min(lo+txChunkRecords, len(txs))] {
@@ -69,10 +75,22 @@ func (c *txCodec) encodeChunks(txs []*TxRecord) (keys, vals [][]byte) {
 			raw = append(raw, e...)
 		}
 		keys = append(keys, locKey(txs[lo].Slot, txs[lo].Index))
-		vals = append(vals, c.enc.EncodeAll(raw, []byte{chunkFormat}))
+		start := len(out)
+		// EncodeAll appends; when it outgrows out, the values already
+		// taken stay in the old array.
+		out = c.enc.EncodeAll(raw, append(out, chunkFormat))
+		vals = append(vals, out[start:len(out):len(out)])
+	}
+	c.raw, c.rec = raw, e
+	if cap(out) <= maxChunkArena {
+		c.out = out
 	}
 	return keys, vals
 }
+
+// maxChunkArena bounds the chunk buffer txCodec keeps between commits (a
+// slot of 10 000 transfers compresses to ~3 MB).
+const maxChunkArena = 16 << 20
 
 // txChunk is a decompressed chunk: the records of transactions first,
 // first+1, ...
