@@ -189,6 +189,11 @@ type accountLog struct {
 	// the key it changes.
 	locs locCache
 
+	// appendBuf is append's buffer of a commit's records, kept for the
+	// next (the records of a slot, a MB and more at 25 000 transfers a
+	// second, grew a new buffer by doubling for every commit).
+	appendBuf []byte
+
 	// appended and copied count the bytes of records written for the
 	// slots and copied by cleaning (StorageWrites).
 	appended, copied atomic.Int64
@@ -702,7 +707,7 @@ func (lg *accountLog) size() int {
 // records; apply then makes the records visible.
 func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 	lg.pending = lg.pending[:0]
-	var buf []byte
+	buf := lg.appendBuf[:0]
 	flush := func() error {
 		if len(buf) == 0 {
 			return nil
@@ -765,6 +770,9 @@ func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 	}
 	if err := flush(); err != nil {
 		return logPos{}, err
+	}
+	if int64(cap(buf)) <= lg.segBytes {
+		lg.appendBuf = buf[:0]
 	}
 	lg.lookupPrev()
 	if !lg.noSync {
