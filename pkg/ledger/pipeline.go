@@ -421,7 +421,7 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 	orig = orig[:n:n]
 	balances := make([]uint64, 2*n)
 	meta := &TxMeta{Fee: fee, PreBalances: balances[:n:n], PostBalances: balances[n:]}
-	var loaded, roData int
+	var loaded, roData, ro int
 	for i, k := range keys {
 		a := payer
 		if i > 0 {
@@ -433,6 +433,7 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 			loaded += len(a.Data)
 			if !writable[i] {
 				roData += len(a.Data)
+				ro++
 			}
 		}
 		loaded += 64
@@ -440,7 +441,7 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 	// Writable copies may be committed, so each gets its own allocation;
 	// read-only copies are always thrown away and share two slabs (this
 	// runs for every transaction).
-	slab := make([]Account, n)
+	slab := make([]Account, 0, ro)
 	data := make([]byte, 0, roData)
 	for i, a := range orig {
 		switch {
@@ -449,8 +450,8 @@ func (l *Ledger) execute(tx *txwire.Transaction, src source, nextHeight uint64, 
 		case writable[i]:
 			work[i] = a.Clone()
 		default:
-			w := &slab[i]
-			*w = *a
+			slab = append(slab, *a)
+			w := &slab[len(slab)-1]
 			if a.Data != nil {
 				data = append(data, a.Data...)
 				// Capped capacity: growing one copy's data reallocates it
