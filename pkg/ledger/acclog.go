@@ -301,13 +301,10 @@ func (lc *locCache) grow() {
 			if !e.in {
 				break
 			}
+			// A new set receives the entries of one old set only, so
+			// there is always a free way: the first, in order.
 			ns := locSet(sets, e.key)
-			for j := range ns {
-				if !ns[j].in {
-					ns[j] = e
-					break
-				}
-			}
+			ns[locWay(ns, e.key)] = e
 		}
 	}
 	lc.sets, lc.evicted = sets, 0
