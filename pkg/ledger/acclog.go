@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gagliardetto/solana-go"
+
+	"github.com/ferry-sh/ferry/pkg/spl"
 )
 
 // The account store of a durable ledger is a log: every committed slot
@@ -197,7 +199,92 @@ type accountLog struct {
 	// appended and copied count the bytes of records written for the
 	// slots and copied by cleaning (StorageWrites).
 	appended, copied atomic.Int64
+
+	// mints is the dictionary of the 32 bytes token accounts' data start
+	// with (their mint), which their records name by index (recMintRef,
+	// mintRef). Entries are only ever appended, by the persister under
+	// mu; readers decode under mu. mintIDs is the persister's index of
+	// it. mintsSaved counts the entries the database holds: the store
+	// writes the others in the commit that records the log's end after
+	// the records naming them (unsavedMints), so a slot whose commit did
+	// not happen leaves neither behind.
+	mints      []solana.PublicKey
+	mintIDs    map[solana.PublicKey]int
+	mintsSaved int
+	// mintsMax is accountLogMints (tests set 0: records as ferry-ledger-6
+	// wrote them).
+	mintsMax int
 }
+
+// accountLogMints bounds the account log's mint dictionary: a record of
+// a token account of a mint beyond the first this many holds the mint
+// whole. A token account's mint is 32 of the ~118 bytes of its record,
+// and a payments ledger pays in a handful of mints, so the dictionary
+// takes a quarter off most of the records a transfer writes (and off
+// the live bytes cleaning copies and the key directory's snapshots
+// follow); 4 096 entries are 128 KB of memory and a kilobyte-sized
+// database value per new mint at most.
+const accountLogMints = 1 << 12
+
+// mintRef returns the mint dictionary's index of a's mint if a is a token
+// account (of the token program or Token-2022, not a mint), adding the
+// mint while the dictionary has room; -1 if its record holds its data
+// whole. Only the persister calls it.
+func (lg *accountLog) mintRef(a *Account) int {
+	if a == nil || len(a.Data) < tokenAccountLen || (a.Owner != spl.TokenProgramID && a.Owner != spl.Token2022ProgramID) ||
+		(len(a.Data) > tokenAccountLen && a.Data[tokenAccountLen] != tokenAccountType) {
+		return -1
+	}
+	k := solana.PublicKeyFromBytes(a.Data[:32])
+	if id, ok := lg.mintIDs[k]; ok {
+		return id
+	}
+	if k.IsZero() || len(lg.mints) >= lg.mintsMax {
+		return -1
+	}
+	if lg.mintIDs == nil {
+		lg.mintIDs = map[solana.PublicKey]int{}
+	}
+	lg.mu.Lock()
+	lg.mints = append(lg.mints, k)
+	lg.mu.Unlock()
+	lg.mintIDs[k] = len(lg.mints) - 1
+	return len(lg.mints) - 1
+}
+
+// Token account layout facts mintRef relies on: an SPL token account is
+// 165 bytes; a Token-2022 account with extensions is longer and says
+// what it is in the byte after those (2: an account, 1: a mint).
+const (
+	tokenAccountLen  = 165
+	tokenAccountType = 2
+)
+
+// setMints gives a reopened log the mint dictionary the database holds
+// (the records name their mints by its indexes). Call it before any
+// read.
+func (lg *accountLog) setMints(mints []solana.PublicKey) {
+	lg.mu.Lock()
+	lg.mints = mints
+	lg.mu.Unlock()
+	lg.mintIDs = make(map[solana.PublicKey]int, len(mints))
+	for i, k := range mints {
+		lg.mintIDs[k] = i
+	}
+	lg.mintsSaved = len(mints)
+}
+
+// unsavedMints returns the dictionary's entries the database does not
+// hold yet, the first of them being entry from; savedMints reports them
+// held once the commit that wrote them is durable.
+func (lg *accountLog) unsavedMints() (from int, mints []solana.PublicKey) {
+	return lg.mintsSaved, lg.mints[lg.mintsSaved:]
+}
+
+func (lg *accountLog) savedMints(n int) { lg.mintsSaved = max(lg.mintsSaved, n) }
+
+// decode decodes a record's account. Callers hold mu.
+func (lg *accountLog) decode(rec []byte) (*Account, error) { return decodeAccountWith(rec, lg.mints) }
 
 type pendingRecord struct {
 	key     solana.PublicKey
@@ -350,7 +437,7 @@ func openAccountLog(dir string, end logPos, noSync bool, segBytes int64) (*accou
 	}
 	lg := &accountLog{
 		dir: dir, noSync: noSync, segBytes: segBytes, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, live: map[uint32]int64{},
-		cleaned: map[uint32]bool{},
+		cleaned: map[uint32]bool{}, mintsMax: accountLogMints,
 	}
 	if err := lg.open(end); err != nil {
 		lg.closeFiles()
@@ -578,11 +665,18 @@ func parseRecord(b []byte) (solana.PublicKey, []byte, int, error) {
 }
 
 func appendRecord(buf []byte, key solana.PublicKey, a *Account) []byte {
+	return appendRecordRef(buf, key, a, -1)
+}
+
+// appendRecordRef is appendRecord naming the account's mint by its index
+// in the log's mint dictionary, unless mint is negative
+// (appendAccountRecordRef).
+func appendRecordRef(buf []byte, key solana.PublicKey, a *Account, mint int) []byte {
 	start := len(buf)
 	buf = append(buf, make([]byte, accountRecordHeader)...)
 	buf = append(buf, key[:]...)
 	if a != nil {
-		buf = appendAccountRecord(buf, a)
+		buf = appendAccountRecordRef(buf, a, mint)
 	}
 	binary.LittleEndian.PutUint32(buf[start:], uint32(len(buf)-start-accountRecordHeader-32))
 	binary.LittleEndian.PutUint32(buf[start+4:], crc32.Checksum(buf[start+accountRecordHeader:], castagnoli))
@@ -601,7 +695,7 @@ func (lg *accountLog) get(key solana.PublicKey) (*Account, error) {
 		// decides, and reports what is wrong with key's own record).
 		if k, rec, err := lg.readRecord(loc); err == nil && k == key {
 			lg.remember(key, loc, true)
-			return decodeAccount(rec)
+			return lg.decode(rec)
 		}
 		loc, ok = lg.keydir.get(key)
 	}
@@ -657,7 +751,7 @@ func (lg *accountLog) read(key solana.PublicKey, loc accLoc) (*Account, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read account %s: %w", key, err)
 	}
-	return decodeAccount(rec)
+	return lg.decode(rec)
 }
 
 // readRecord reads the record at loc: its address and encoded account.
@@ -746,7 +840,7 @@ func (lg *accountLog) append(writes []AccountWrite) (logPos, error) {
 	var one []byte
 	appended := int64(0)
 	for _, w := range writes {
-		one = appendRecord(one[:0], w.Key, w.Account)
+		one = appendRecordRef(one[:0], w.Key, w.Account, lg.mintRef(w.Account))
 		appended += int64(len(one))
 		if err := add(w.Key, one, w.Account == nil); err != nil {
 			return logPos{}, err

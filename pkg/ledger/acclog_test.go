@@ -1,11 +1,13 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,10 +52,29 @@ func commitLog(t *testing.T, lg *accountLog, writes []AccountWrite) logPos {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lg.apply(); err != nil {
+	if err := applyLog(lg); err != nil {
 		t.Fatal(err)
 	}
 	return pos
+}
+
+// applyLog is what a store's commit does after the log's append: the
+// mints the records name are saved with it (boltStore.commit) and the
+// records made visible.
+func applyLog(lg *accountLog) error {
+	lg.savedMints(len(lg.mints))
+	return lg.apply()
+}
+
+// openLogAfter opens the log in dir as a store does after prev's last
+// commit: cut back to end, with the mint dictionary the database holds
+// (the entries of prev's commits; prev nil: none).
+func openLogAfter(dir string, end logPos, seg int64, prev *accountLog) (*accountLog, error) {
+	lg, err := openAccountLog(dir, end, true, seg)
+	if err == nil && prev != nil {
+		lg.setMints(slices.Clone(prev.mints[:prev.mintsSaved]))
+	}
+	return lg, err
 }
 
 // checkLog asserts that the log holds exactly model.
@@ -183,14 +204,14 @@ func testAccountLog(t *testing.T, testKey func(int) solana.PublicKey) {
 			// Killed before the slot's commit: the next open is told the
 			// previous end.
 			lg.abandon()
-			if lg, err = openAccountLog(dir, end, true, seg); err != nil {
+			if lg, err = openLogAfter(dir, end, seg, lg); err != nil {
 				t.Fatalf("slot %d: reopen after a kill mid-commit: %v", slot, err)
 			}
 			lg.keydir.runAt = 5
 			checkLogKeys(t, lg, model, keys, testKey)
 			continue
 		}
-		if err := lg.apply(); err != nil {
+		if err := applyLog(lg); err != nil {
 			t.Fatal(err)
 		}
 		end = pos
@@ -208,7 +229,7 @@ func testAccountLog(t *testing.T, testKey func(int) solana.PublicKey) {
 			fallthrough
 		case 1:
 			lg.abandon()
-			if lg, err = openAccountLog(dir, end, true, seg); err != nil {
+			if lg, err = openLogAfter(dir, end, seg, lg); err != nil {
 				t.Fatalf("slot %d: reopen: %v", slot, err)
 			}
 			lg.keydir.runAt = 5
@@ -249,7 +270,7 @@ func TestAccountLogRejectsDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lg.apply(); err != nil {
+	if err := applyLog(lg); err != nil {
 		t.Fatal(err)
 	}
 	lg.abandon()
@@ -260,11 +281,11 @@ func TestAccountLogRejectsDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The damaged record is after the (absent) snapshot: replay finds it.
-	if _, err := openAccountLog(dir, pos, true, 0); !errors.Is(err, errCorrupt) {
+	if _, err := openLogAfter(dir, pos, 0, lg); !errors.Is(err, errCorrupt) {
 		t.Fatalf("open with a damaged record: %v", err)
 	}
 	// A log shorter than the committed end is refused too.
-	if _, err := openAccountLog(dir, logPos{seg: 1, off: pos.off + 10}, true, 0); !errors.Is(err, errCorrupt) {
+	if _, err := openLogAfter(dir, logPos{seg: 1, off: pos.off + 10}, 0, lg); !errors.Is(err, errCorrupt) {
 		t.Fatalf("open of a truncated log: %v", err)
 	}
 }
@@ -320,7 +341,7 @@ func TestAccountLogKeepsReplayedSegments(t *testing.T) {
 	if err := lg.close(); err != nil { // snapshot: gone exists
 		t.Fatal(err)
 	}
-	if lg, err = openAccountLog(dir, lg.head, true, seg); err != nil {
+	if lg, err = openLogAfter(dir, lg.head, seg, lg); err != nil {
 		t.Fatal(err)
 	}
 	pos := commit(AccountWrite{Key: gone}, AccountWrite{Key: other, Account: testAccount(2, 100)})
@@ -329,7 +350,7 @@ func TestAccountLogKeepsReplayedSegments(t *testing.T) {
 	}
 	for round := 0; round < 3; round++ {
 		lg.abandon()
-		if lg, err = openAccountLog(dir, pos, true, seg); err != nil {
+		if lg, err = openLogAfter(dir, pos, seg, lg); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		if a, err := lg.get(gone); err != nil || a != nil {
@@ -355,12 +376,14 @@ func TestKeydirSnapshotBeside(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	model := map[solana.PublicKey]*Account{}
 	var end logPos
+	var last *accountLog
 	open := func() *accountLog {
 		t.Helper()
-		lg, err := openAccountLog(dir, end, true, seg)
+		lg, err := openLogAfter(dir, end, seg, last)
 		if err != nil {
 			t.Fatal(err)
 		}
+		last = lg
 		lg.keydir.runAt = 5
 		return lg
 	}
@@ -471,11 +494,14 @@ func tableFiles(t *testing.T, dir string) string {
 func TestKeydirSnapshotWhenManyCreated(t *testing.T) {
 	dir := t.TempDir()
 	var end logPos
+	var last *accountLog
 	open := func() *accountLog {
-		lg, err := openAccountLog(dir, end, true, accountSegmentBytes)
+		t.Helper()
+		lg, err := openLogAfter(dir, end, accountSegmentBytes, last)
 		if err != nil {
 			t.Fatal(err)
 		}
+		last = lg
 		return lg
 	}
 	lg := open()
@@ -542,12 +568,14 @@ func TestKeydirChangesInPlace(t *testing.T) {
 	const keys = 500
 	dir := t.TempDir()
 	var end logPos
+	var last *accountLog
 	open := func() *accountLog {
 		t.Helper()
-		lg, err := openAccountLog(dir, end, true, 1<<20)
+		lg, err := openLogAfter(dir, end, 1<<20, last)
 		if err != nil {
 			t.Fatal(err)
 		}
+		last = lg
 		lg.keydir.runAt = 5
 		return lg
 	}
@@ -755,4 +783,125 @@ func TestLocCacheGrowth(t *testing.T) {
 	if want := bits.TrailingZeros(accountLocCache / locCacheMinSets); grew != want {
 		t.Fatalf("grew %d times, want %d", grew, want)
 	}
+}
+
+// TestAccountLogMintDictionary: token accounts' records name their mint
+// in the log's dictionary (31 bytes less at least) until it holds
+// accountLogMints entries, after which they hold it whole; only token
+// accounts of the two token programs are named (a Token-2022 mint, an
+// account of another owner and one whose mint is zero are not). A kill
+// before a commit takes the dictionary entries it added with its records:
+// the next commit gives the same index to another mint, and every
+// account reads back, as after a clean reopen.
+func TestAccountLogMintDictionary(t *testing.T) {
+	dir := t.TempDir()
+	lg, err := openAccountLog(dir, logPos{}, true, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mintOf := func(i int) solana.PublicKey { // no zero byte: all of it costs in a record
+		k := solana.PublicKeyFromBytes(bytes.Repeat([]byte{0xAA}, 32))
+		for j := range 4 {
+			k[j] = byte(i>>(7*j))&0x7F | 0x80
+		}
+		return k
+	}
+	token := func(program solana.PublicKey, mint solana.PublicKey, amount uint64) *Account {
+		return &Account{Lamports: 2_039_280, Owner: program, RentEpoch: ^uint64(0),
+			Data: spl.TokenAccount{Mint: mint, Owner: solana.PublicKey{7}, Amount: amount, State: spl.StateInitialized}.Encode()}
+	}
+	withType := func(a *Account, typ byte) *Account {
+		a.Data = append(append(a.Data, typ), 0, 0, 0)
+		return a
+	}
+	model := map[solana.PublicKey]*Account{}
+	check := func(when string) {
+		t.Helper()
+		for k, want := range model {
+			got, err := lg.get(k)
+			if err != nil || got == nil || !bytes.Equal(got.Data, want.Data) || got.Owner != want.Owner {
+				t.Fatalf("%s: account %s: %+v, %v", when, k, got, err)
+			}
+		}
+	}
+	var end logPos
+	write := func(ws ...AccountWrite) {
+		t.Helper()
+		end = commitLog(t, lg, ws)
+		for _, w := range ws {
+			model[w.Key] = w.Account
+		}
+	}
+	recordLen := func(k solana.PublicKey) int {
+		t.Helper()
+		loc, ok := lg.keydir.get(k)
+		if !ok {
+			t.Fatalf("no entry for %s", k)
+		}
+		return int(loc.n)
+	}
+	const base = 60_000 // testKey's 16 bits: beyond the dictionary's accounts
+	write(AccountWrite{Key: testKey(0), Account: token(spl.TokenProgramID, mintOf(0), 1)},
+		AccountWrite{Key: testKey(1), Account: token(spl.TokenProgramID, mintOf(1), 2)})
+	// Killed before the commit of a slot with a new mint.
+	if _, err := lg.append([]AccountWrite{{Key: testKey(base), Account: token(spl.TokenProgramID, mintOf(base), 3)}}); err != nil {
+		t.Fatal(err)
+	}
+	if from, m := lg.unsavedMints(); from != 2 || len(m) != 1 || m[0] != mintOf(base) {
+		t.Fatalf("unsaved mints from %d: %v", from, m)
+	}
+	lg.abandon()
+	if lg, err = openLogAfter(dir, end, 1<<20, lg); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := lg.get(testKey(base)); err != nil || a != nil {
+		t.Fatalf("the account of the slot that never committed: %+v, %v", a, err)
+	}
+	write(AccountWrite{Key: testKey(2), Account: token(spl.TokenProgramID, mintOf(2), 4)})
+	if lg.mintIDs[mintOf(2)] != 2 {
+		t.Fatalf("index %d for the next mint, want the lost one's", lg.mintIDs[mintOf(2)])
+	}
+	check("after a kill")
+	// The dictionary fills up, one new mint per account.
+	for next := 3; next < accountLogMints+10; {
+		var ws []AccountWrite
+		for range min(1000, accountLogMints+10-next) {
+			ws = append(ws, AccountWrite{Key: testKey(next), Account: token(spl.TokenProgramID, mintOf(next), uint64(next))})
+			next++
+		}
+		write(ws...)
+	}
+	if len(lg.mints) != accountLogMints || lg.mintsSaved != accountLogMints {
+		t.Fatalf("%d mints in the dictionary, %d saved; want %d", len(lg.mints), lg.mintsSaved, accountLogMints)
+	}
+	named, whole := recordLen(testKey(3)), recordLen(testKey(accountLogMints+1))
+	if whole-named < 31 {
+		t.Fatalf("record of a named mint %d bytes, of one beyond the dictionary %d", named, whole)
+	}
+	// Only token accounts are named.
+	for i, o := range []struct {
+		a     *Account
+		named bool
+	}{
+		{withType(token(spl.Token2022ProgramID, mintOf(1), 5), tokenAccountType), true},
+		{withType(token(spl.Token2022ProgramID, mintOf(1), 5), 1), false}, // a Token-2022 mint's layout
+		{token(solana.SystemProgramID, mintOf(1), 5), false},
+		{token(spl.TokenProgramID, solana.PublicKey{}, 5), false},
+	} {
+		k := testKey(base + 1 + i)
+		write(AccountWrite{Key: k, Account: o.a})
+		plain := accountRecordHeader + 32 + len(appendAccountRecord(nil, o.a))
+		if got := recordLen(k); (got < plain) != o.named {
+			t.Fatalf("account %d: record %d bytes, %d whole; want named %v", i, got, plain, o.named)
+		}
+	}
+	check("written")
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	if lg, err = openLogAfter(dir, end, 1<<20, lg); err != nil {
+		t.Fatal(err)
+	}
+	check("reopened")
+	lg.close()
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -124,8 +125,19 @@ func FuzzAccountRecord(f *testing.F) {
 		if err != nil || got.Lamports != a.Lamports || got.RentEpoch != a.RentEpoch || got.Executable != exec || !bytes.Equal(got.Data, data) {
 			t.Fatalf("round trip of %d data bytes: %+v, %v", len(data), got, err)
 		}
+		// With a mint dictionary: the data's first 32 bytes named in it.
+		mints := []solana.PublicKey{{1}, {2}}
+		if len(data) >= 32 {
+			mints[1] = solana.PublicKeyFromBytes(data[:32])
+			got, err := decodeAccountRecordWith(nil, appendAccountRecordRef(nil, a, 1), mints)
+			if err != nil || got.Lamports != a.Lamports || !bytes.Equal(got.Data, data) {
+				t.Fatalf("round trip of %d data bytes with the mint named: %+v, %v", len(data), got, err)
+			}
+		}
 		for _, format := range []byte{accountRecordFormat, accountRecordFormatV2} {
 			raw := append([]byte{format}, data...)
+			// Any bytes decode or fail with the dictionary too.
+			decodeAccountRecordWith(nil, raw, mints)
 			got, err := decodeAccountRecord(raw)
 			if err != nil {
 				continue
@@ -140,4 +152,65 @@ func FuzzAccountRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAccountRecordMintRef: a record naming its data's first 32 bytes in
+// the account log's mint dictionary reads back whole with the dictionary,
+// takes at least 31 bytes less than the plain record (a mint index below
+// 128), and is refused without the entry it names, as are a
+// second-format record claiming a reference and a reference in data
+// shorter than a mint.
+func TestAccountRecordMintRef(t *testing.T) {
+	mint := solana.PublicKeyFromBytes(bytes.Repeat([]byte{9}, 32))
+	owner := solana.PublicKeyFromBytes(bytes.Repeat([]byte{7}, 32))
+	mints := []solana.PublicKey{owner, mint}
+	for _, tc := range []struct {
+		name string
+		a    *Account
+	}{
+		{"token account", &Account{Lamports: 2_039_280, Owner: spl.TokenProgramID, RentEpoch: ^uint64(0),
+			Data: spl.TokenAccount{Mint: mint, Owner: owner, Amount: 1_000_000, State: spl.StateInitialized}.Encode()}},
+		{"empty amount", &Account{Lamports: 2_039_280, Owner: spl.TokenProgramID, RentEpoch: ^uint64(0),
+			Data: spl.TokenAccount{Mint: mint, Owner: owner, State: spl.StateInitialized}.Encode()}},
+		{"mint only", &Account{Lamports: 1, Owner: spl.TokenProgramID, Data: mint[:]}},
+		{"mint and zeros", &Account{Lamports: 1, Owner: spl.TokenProgramID, Data: append(mint[:], make([]byte, 40)...)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plain := appendAccountRecord(nil, tc.a)
+			enc := appendAccountRecordRef(nil, tc.a, 1)
+			if len(plain)-len(enc) < 31 {
+				t.Fatalf("record %d bytes, %d without the dictionary", len(enc), len(plain))
+			}
+			for _, scratch := range []*Account{nil, {Data: make([]byte, 300)}} {
+				got, err := decodeAccountRecordWith(scratch, enc, mints)
+				if err != nil || got.Lamports != tc.a.Lamports || got.Owner != tc.a.Owner || got.RentEpoch != tc.a.RentEpoch || !bytes.Equal(got.Data, tc.a.Data) {
+					t.Fatalf("decoded %+v, %v", got, err)
+				}
+			}
+			if got, err := decodeAccountWith(enc, mints); err != nil || !bytes.Equal(got.Data, tc.a.Data) {
+				t.Fatalf("decodeAccountWith: %+v, %v", got, err)
+			}
+			for _, dict := range [][]solana.PublicKey{nil, mints[:1]} {
+				if _, err := decodeAccountRecordWith(nil, enc, dict); !errors.Is(err, errCorrupt) {
+					t.Fatalf("with %d mints: %v", len(dict), err)
+				}
+			}
+		})
+	}
+	// Shorter data than a mint is written whole, whatever the caller asks.
+	short := &Account{Lamports: 1, Owner: spl.TokenProgramID, Data: []byte{1, 2, 3}}
+	if enc := appendAccountRecordRef(nil, short, 0); !bytes.Equal(enc, appendAccountRecord(nil, short)) {
+		t.Fatal("data shorter than a mint named in the dictionary")
+	}
+	// A reference claiming less data than a mint, and the second format
+	// with the reference flag, are refused.
+	bad := []byte{accountRecordFormat, 1, recMintRef | recKnownOwner | recRentEpochMax, 1, 0, 31}
+	if _, err := decodeAccountRecordWith(nil, bad, mints); !errors.Is(err, errCorrupt) {
+		t.Fatalf("reference in 31 bytes of data: %v", err)
+	}
+	v2 := append([]byte{accountRecordFormatV2, 1}, owner[:]...)
+	v2 = append(v2, recMintRef, 0, 32)
+	if _, err := decodeAccountRecordWith(nil, v2, mints); !errors.Is(err, errCorrupt) {
+		t.Fatalf("second format with a reference: %v", err)
+	}
 }

@@ -94,7 +94,11 @@ var (
 	// open creates it in older data directories, which read as having no
 	// samples yet.
 	bucketPerf = []byte("perf")
-	allBuckets = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrSlot, bucketPerf}
+	// bucketMints (since ferry-ledger-7): the account log's mint
+	// dictionary, index (4 BE) -> mint (32), written with the commit of
+	// the first slot whose records name the entry (accountLog.mints).
+	bucketMints = []byte("recmints")
+	allBuckets  = [][]byte{bucketMeta, bucketIndex, bucketBlocks, bucketTxs, bucketAddrPost, bucketAddrSlot, bucketPerf, bucketMints}
 )
 
 // upgradeFormats are the previous layouts, which open upgrades in place
@@ -106,6 +110,12 @@ var (
 // the nested values (before ferry-ledger-5) or postings chained by
 // prefix (before ferry-ledger-6).
 var upgradeFormats = []string{"ferry-ledger-3", "ferry-ledger-4", "ferry-ledger-5"}
+
+// renameFormats are the previous layouts the current one only adds to,
+// which open renames: ferry-ledger-6 had no mint dictionary, so none of
+// its records name one (bucketMints). The new name makes an older ferry
+// refuse the directory instead of failing on the records that do.
+var renameFormats = []string{"ferry-ledger-6"}
 
 const (
 	dbFileName = "ledger.db"
@@ -124,7 +134,7 @@ const (
 	// storeFormat identifies this layout; a data directory written with
 	// another one is refused rather than misread, except the
 	// upgradeFormats.
-	storeFormat = "ferry-ledger-6"
+	storeFormat = "ferry-ledger-7"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
@@ -249,7 +259,7 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	var upgradeFrom string
+	var upgradeFrom, renamedFrom string
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
@@ -263,6 +273,11 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		case f != nil && slices.Contains(upgradeFormats, string(f)):
 			// Renamed by upgradeHeads, once the heads table is converted.
 			upgradeFrom = string(f)
+		case f != nil && slices.Contains(renameFormats, string(f)):
+			if err := meta.Put([]byte(metaFormat), []byte(storeFormat)); err != nil {
+				return err
+			}
+			renamedFrom = string(f)
 		case f != nil && string(f) != storeFormat:
 			return fmt.Errorf("unknown data format %q; move it away to start afresh", f)
 		case f == nil:
@@ -282,7 +297,11 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		return nil, fmt.Errorf("initialize %s: %w", path, err)
 	}
 	var end logPos
+	var mints []solana.PublicKey
 	err = db.View(func(tx *bolt.Tx) error {
+		if mints, err = loadMints(tx.Bucket(bucketMints)); err != nil {
+			return err
+		}
 		if b := tx.Bucket(bucketMeta).Get([]byte(metaAccountLog)); b != nil {
 			var err error
 			end, err = decodeLogPos(b)
@@ -299,6 +318,7 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		db.Close()
 		return nil, err
 	}
+	acc.setMints(mints)
 	if rewriteMin <= 0 {
 		rewriteMin = tableRewriteMin
 	}
@@ -307,6 +327,9 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		acc.close()
 		db.Close()
 		return nil, err
+	}
+	if renamedFrom != "" {
+		s.upgradedFrom = renamedFrom
 	}
 	if upgradeFrom != "" {
 		start := time.Now()
@@ -328,6 +351,26 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 	}
 	s.sigs.runAt, s.heads.runAt, acc.keydir.runAt = runAt, runAt, runAt
 	return s, nil
+}
+
+// loadMints reads the account log's mint dictionary (bucketMints): its
+// entries are numbered from 0 without a gap, or the directory is damaged.
+func loadMints(b *bolt.Bucket) ([]solana.PublicKey, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var mints []solana.PublicKey
+	err := b.ForEach(func(k, v []byte) error {
+		if len(k) != 4 || len(v) != 32 || binary.BigEndian.Uint32(k) != uint32(len(mints)) {
+			return fmt.Errorf("%w: mint dictionary entry %x", errCorrupt, k)
+		}
+		mints = append(mints, solana.PublicKeyFromBytes(v))
+		return nil
+	})
+	if err == nil && len(mints) > accountLogMints {
+		err = fmt.Errorf("%w: mint dictionary of %d entries", errCorrupt, len(mints))
+	}
+	return mints, err
 }
 
 // openDerivedTable opens one of the tables load rebuilds from the
@@ -761,6 +804,9 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	if err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
+	// The mints the records name that the database does not hold yet
+	// (this slot's, or an earlier commit's that failed).
+	mintsFrom, newMints := s.acc.unsavedMints()
 
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		idx := tx.Bucket(bucketIndex)
@@ -772,6 +818,14 @@ func (s *boltStore) commit(f *frozenSlot) error {
 		for _, e := range f.indexDels {
 			if err := idx.Delete(indexKey(e.kind, e.by, e.key)); err != nil {
 				return fmt.Errorf("index: %w", err)
+			}
+		}
+		if len(newMints) > 0 {
+			mb := tx.Bucket(bucketMints)
+			for i, k := range newMints {
+				if err := mb.Put(binary.BigEndian.AppendUint32(nil, uint32(mintsFrom+i)), k[:]); err != nil {
+					return fmt.Errorf("mint dictionary: %w", err)
+				}
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
@@ -833,6 +887,7 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	if err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}
+	s.acc.savedMints(mintsFrom + len(newMints))
 	if err := s.acc.apply(); err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
 	}

@@ -265,15 +265,21 @@ const (
 	recExecutable   = 1 << 0
 	recRentEpochMax = 1 << 1 // the rent epoch is u64 max (rent exempt)
 	recKnownOwner   = 1 << 2 // the owner is knownOwners[next byte]
+	// recMintRef: the data's first 32 bytes (a token account's mint) are
+	// the account log's mint dictionary's entry of the uvarint before the
+	// data length (accountLog.mints); the data pairs cover the rest.
+	recMintRef = 1 << 3
 )
 
 // appendAccountRecord appends a's compact encoding, the account log's:
 //
 //	format (3) | uvarint lamports | flags | owner (its index in
 //	knownOwners, 1 byte, with recKnownOwner; else 32 bytes) | [uvarint
-//	rent epoch, unless recRentEpochMax] | uvarint data length | the data
-//	as (uvarint n, n literal bytes, uvarint z: z zero bytes) pairs until
-//	the length is covered (the last pair may stop after its literal)
+//	rent epoch, unless recRentEpochMax] | [uvarint mint, with
+//	recMintRef] | uvarint data length | the data (after its first 32
+//	bytes, with recMintRef) as (uvarint n, n literal bytes, uvarint z: z
+//	zero bytes) pairs until the length is covered (the last pair may stop
+//	after its literal)
 //
 // A token account's 165 bytes carry about 90 zeros (empty delegate,
 // native and close-authority options, a zero delegated amount), and its
@@ -282,6 +288,14 @@ const (
 // writes after its history. (accountRecordFormatV2 had the owner whole,
 // before the flags.)
 func appendAccountRecord(b []byte, a *Account) []byte {
+	return appendAccountRecordRef(b, a, -1)
+}
+
+// appendAccountRecordRef is appendAccountRecord with the data's first 32
+// bytes named by mint, their index in the account log's mint dictionary
+// (recMintRef), unless mint is negative. Only the account log's records
+// use it: the dictionary is the log's.
+func appendAccountRecordRef(b []byte, a *Account, mint int) []byte {
 	e := encoder{b: b}
 	e.u8(accountRecordFormat)
 	e.uvarint(a.Lamports)
@@ -296,6 +310,9 @@ func appendAccountRecord(b []byte, a *Account) []byte {
 	if known {
 		flags |= recKnownOwner
 	}
+	if mint >= 0 && len(a.Data) >= 32 {
+		flags |= recMintRef
+	}
 	e.u8(flags)
 	if known {
 		e.u8(idx)
@@ -306,7 +323,13 @@ func appendAccountRecord(b []byte, a *Account) []byte {
 		e.uvarint(a.RentEpoch)
 	}
 	d := a.Data
+	if flags&recMintRef != 0 {
+		e.uvarint(uint64(mint))
+	}
 	e.uvarint(uint64(len(d)))
+	if flags&recMintRef != 0 {
+		d = d[32:]
+	}
 	lit := 0 // start of the pending literal
 	for i := 0; i < len(d); {
 		if d[i] != 0 {
@@ -332,7 +355,7 @@ func appendAccountRecord(b []byte, a *Account) []byte {
 
 // decodeAccountRecord decodes appendAccountRecord's encoding.
 func decodeAccountRecord(b []byte) (*Account, error) {
-	return decodeAccountRecordInto(nil, b)
+	return decodeAccountRecordWith(nil, b, nil)
 }
 
 // decodeAccountRecordInto decodes appendAccountRecord's encoding into
@@ -340,12 +363,19 @@ func decodeAccountRecord(b []byte) (*Account, error) {
 // it; with a nil scratch it allocates the account. The data is nil for
 // an account without data.
 func decodeAccountRecordInto(scratch *Account, b []byte) (*Account, error) {
+	return decodeAccountRecordWith(scratch, b, nil)
+}
+
+// decodeAccountRecordWith is decodeAccountRecordInto for a record that
+// may name its mint in mints, the account log's dictionary
+// (appendAccountRecordRef): a record naming one outside it is corrupt.
+func decodeAccountRecordWith(scratch *Account, b []byte, mints []solana.PublicKey) (*Account, error) {
 	d := decoder{b: b}
 	var h Account
 	var flags uint8
 	if d.u8() == accountRecordFormatV2 {
 		h.Lamports, h.Owner = d.uvarint(), d.key()
-		if flags = d.u8(); flags&recKnownOwner != 0 {
+		if flags = d.u8(); flags&(recKnownOwner|recMintRef) != 0 {
 			return nil, fmt.Errorf("%w: account record flags", errCorrupt)
 		}
 	} else {
@@ -364,11 +394,19 @@ func decodeAccountRecordInto(scratch *Account, b []byte) (*Account, error) {
 	} else {
 		h.RentEpoch = d.uvarint()
 	}
+	mint := -1
+	if flags&recMintRef != 0 {
+		if m := d.uvarint(); d.err == nil && m < uint64(len(mints)) {
+			mint = int(m)
+		} else if d.err == nil {
+			return nil, fmt.Errorf("%w: account record mint %d of %d", errCorrupt, m, len(mints))
+		}
+	}
 	n := d.uvarint()
 	if d.err != nil {
 		return nil, d.err
 	}
-	if flags&^(recExecutable|recRentEpochMax|recKnownOwner) != 0 || n > maxRecordData {
+	if flags&^(recExecutable|recRentEpochMax|recKnownOwner|recMintRef) != 0 || n > maxRecordData || (mint >= 0 && n < 32) {
 		return nil, fmt.Errorf("%w: account record", errCorrupt)
 	}
 	a := scratch
@@ -383,7 +421,12 @@ func decodeAccountRecordInto(scratch *Account, b []byte) (*Account, error) {
 		h.Data = make([]byte, n)
 	}
 	*a = h
-	for pos := uint64(0); pos < n; {
+	pos := uint64(0)
+	if mint >= 0 {
+		copy(a.Data, mints[mint][:])
+		pos = 32
+	}
+	for pos < n {
 		lit := d.uvarint()
 		if d.err != nil || lit > n-pos || lit > uint64(len(b)-d.off) {
 			return nil, fmt.Errorf("%w: account record data", errCorrupt)
@@ -408,9 +451,13 @@ func decodeAccountRecordInto(scratch *Account, b []byte) (*Account, error) {
 
 // decodeAccount decodes encodeAccount's encoding, or the account log's
 // compact one (decodeAccountRecord).
-func decodeAccount(b []byte) (*Account, error) {
+func decodeAccount(b []byte) (*Account, error) { return decodeAccountWith(b, nil) }
+
+// decodeAccountWith is decodeAccount for a record of the account log,
+// whose mint dictionary is mints (decodeAccountRecordWith).
+func decodeAccountWith(b []byte, mints []solana.PublicKey) (*Account, error) {
 	if len(b) > 0 && (b[0] == accountRecordFormat || b[0] == accountRecordFormatV2) {
-		return decodeAccountRecord(b)
+		return decodeAccountRecordWith(nil, b, mints)
 	}
 	d := decoder{b: b}
 	if v := d.u8(); d.err == nil && v != accountFormat {

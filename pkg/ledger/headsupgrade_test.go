@@ -81,7 +81,7 @@ func TestHeadsUpgradeSharedPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { l.Close() }()
-	if !strings.Contains(logs.String(), "upgraded the data directory's format") || !strings.Contains(logs.String(), "from=ferry-ledger-5 to=ferry-ledger-6") {
+	if !strings.Contains(logs.String(), "upgraded the data directory's format") || !strings.Contains(logs.String(), "from=ferry-ledger-5 to="+storeFormat) {
 		t.Fatalf("no upgrade logged:\n%s", logs.String())
 	}
 	fx.checkUpgraded(t, l)

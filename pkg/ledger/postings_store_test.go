@@ -1,9 +1,11 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/binary"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -402,8 +404,8 @@ func TestPostingsSharedPrefix(t *testing.T) {
 }
 
 // TestStoreFormatUpgrade checks which data formats open accepts: the
-// current one, ferry-ledger-3, -4 and -5 (upgraded in place, so an older
-// ferry then refuses them), and no other.
+// current one, ferry-ledger-3, -4, -5 and -6 (upgraded in place, so an
+// older ferry then refuses them), and no other.
 func TestStoreFormatUpgrade(t *testing.T) {
 	for _, tc := range []struct {
 		format string
@@ -413,8 +415,9 @@ func TestStoreFormatUpgrade(t *testing.T) {
 		{"ferry-ledger-3", ""},
 		{"ferry-ledger-4", ""},
 		{"ferry-ledger-5", ""},
+		{"ferry-ledger-6", ""},
 		{"ferry-ledger-2", "written by an older ferry"},
-		{"ferry-ledger-7", "unknown data format"},
+		{"ferry-ledger-8", "unknown data format"},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			dir := t.TempDir()
@@ -427,8 +430,12 @@ func TestStoreFormatUpgrade(t *testing.T) {
 			}
 			updateDB(t, dir, func(tx *bolt.Tx) error {
 				if tc.format != storeFormat {
-					if err := tx.DeleteBucket(bucketAddrSlot); err != nil {
-						return err
+					// Older directories lack these (ferry-ledger-3 addrslot,
+					// all of them the mint dictionary).
+					for _, b := range [][]byte{bucketAddrSlot, bucketMints} {
+						if err := tx.DeleteBucket(b); err != nil {
+							return err
+						}
 					}
 				}
 				return tx.Bucket(bucketMeta).Put([]byte(metaFormat), []byte(tc.format))
@@ -449,8 +456,8 @@ func TestStoreFormatUpgrade(t *testing.T) {
 				t.Fatalf("format %q, %v", f, err)
 			}
 			if err := s.db.View(func(tx *bolt.Tx) error {
-				if tx.Bucket(bucketAddrSlot) == nil {
-					t.Error("no addrslot bucket")
+				if tx.Bucket(bucketAddrSlot) == nil || tx.Bucket(bucketMints) == nil {
+					t.Error("no addrslot or mint dictionary bucket")
 				}
 				return nil
 			}); err != nil {
@@ -687,5 +694,82 @@ func TestHeadsReplayCountsTransactions(t *testing.T) {
 		if got, _ := s.heads.get(k); got != v || v == 0 {
 			t.Fatalf("head of %x: replayed %d, committed %d", k, got, v)
 		}
+	}
+}
+
+// TestMintDictionaryUpgrade: a directory of ferry-ledger-6, whose token
+// accounts' records hold their mint whole, opens renamed to the current
+// format with every balance as it was; the transfers after that write
+// records naming the mint in the dictionary, which the database then
+// holds, and a reopen reads them back.
+func TestMintDictionaryUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Name: "mints", DataDir: dir, NoSync: true, FinalityDepth: 1, ManualSlots: true}
+	l, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.store.(*boltStore).acc.mintsMax = 0 // records as ferry-ledger-6 wrote them
+	tk := setupToken(t, l, 1_000_000)
+	send := func(amount uint64) {
+		t.Helper()
+		mustProcess(t, l, buildTx(t, l, tk.alice, []txwire.Instruction{
+			spl.TokenTransferChecked(spl.TokenProgramID, tk.aliceAta, tk.mint, tk.bobA, pubkeyOf(tk.alice), amount, 6),
+		}))
+	}
+	send(100)
+	check := func(when string, alice, bob uint64) {
+		t.Helper()
+		if a, b := tokenAmount(t, l, tk.aliceAta, Processed), tokenAmount(t, l, tk.bobA, Processed); a != alice || b != bob {
+			t.Fatalf("%s: balances %d and %d, want %d and %d", when, a, b, alice, bob)
+		}
+	}
+	dictionary := func() []solana.PublicKey {
+		t.Helper()
+		var mints []solana.PublicKey
+		if err := l.store.(*boltStore).db.View(func(tx *bolt.Tx) error {
+			mints, err = loadMints(tx.Bucket(bucketMints))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return mints
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	updateDB(t, dir, func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketMints); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put([]byte(metaFormat), []byte("ferry-ledger-6"))
+	})
+	var logs bytes.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	if l, err = Open(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "from=ferry-ledger-6 to="+storeFormat) {
+		t.Fatalf("no upgrade logged:\n%s", logs.String())
+	}
+	if f, err := l.store.(*boltStore).getMeta(metaFormat); err != nil || string(f) != storeFormat {
+		t.Fatalf("format %q, %v", f, err)
+	}
+	check("upgraded", 999_900, 100)
+	if d := dictionary(); len(d) != 0 {
+		t.Fatalf("dictionary %v before any record names a mint", d)
+	}
+	send(50)
+	check("after a transfer", 999_850, 150)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = Open(cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	check("reopened", 999_850, 150)
+	if d := dictionary(); len(d) != 1 || d[0] != tk.mint {
+		t.Fatalf("dictionary %v, want the mint %s", d, tk.mint)
 	}
 }

@@ -40,7 +40,7 @@ func BenchmarkKeydirReplay(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := lg.apply(); err != nil {
+		if err := applyLog(lg); err != nil {
 			b.Fatal(err)
 		}
 		end = pos
@@ -68,7 +68,7 @@ func BenchmarkKeydirReplay(b *testing.B) {
 	lg.abandon()
 	b.ResetTimer()
 	for range b.N {
-		lg, err := openAccountLog(dir, end, true, 0)
+		lg, err := openLogAfter(dir, end, 0, lg)
 		if err != nil {
 			b.Fatal(err)
 		}
