@@ -228,6 +228,22 @@ type boltStore struct {
 	// heads from their records, so the file is rewritten once they are
 	// as many as would make it due by changes (saveTables).
 	headsTxs int
+	// dir is the store's directory (the heads cache's files).
+	dir string
+	// hcSlot is the slot the newest heads cache file covers (a restart
+	// after a crash replays the postings after it into the cache), and
+	// hcTxs counts the transactions committed after it: the file is
+	// written again once they reach the cache's entries (headcache.go).
+	hcSlot uint64
+	hcTxs  int
+	// hcTable is what the cache's file recorded of the heads table
+	// (headCacheMagic), read at open; headsReplayFrom is the first slot
+	// whose postings the open replayed into the heads.
+	hcTable         headsTableState
+	headsReplayFrom uint64
+	// hcFile says the open found the cache's file for the key directory's
+	// base.
+	hcFile bool
 	// upgradedFrom is the format open upgraded (empty: none), in
 	// upgradeTook.
 	upgradedFrom string
@@ -350,6 +366,8 @@ func openBoltStore(dir string, noSync bool, segBytes int64, rewriteMin, runAt in
 		return nil, err
 	}
 	s.sigs.runAt, s.heads.runAt, acc.keydir.runAt = runAt, runAt, runAt
+	s.dir = dir
+	acc.keydir.onFreeze = s.headCacheHook
 	return s, nil
 }
 
@@ -423,16 +441,20 @@ func (s *boltStore) saveTables(flush bool) error {
 	}
 	first := s.first
 	// Signatures of pruned slots are left out.
-	if _, err := saveTable(&s.mu, s.sigs, &s.sigsRewrite, meta, !s.noSync, flush,
+	if _, err := saveTable(&s.mu, s.sigs, &s.sigsRewrite, meta, !s.noSync, flush, false,
 		func() bool { return due(s.sigs.changes(), s.sigs.entries(), s.sigs.runCount()) },
 		func(_, loc uint64) bool { return loc>>32 >= first }); err != nil {
 		return err
 	}
 	// An address whose newest posting was pruned has no history left.
-	newFile, err := saveTable(&s.mu, s.heads, &s.headsRewrite, meta, !s.noSync, flush,
+	// A replay after a crash starts at the newest file: once as many
+	// transactions as half the base's entries came after it, the changes
+	// go to a run however few they are (most changes are the heads
+	// cache's, which has its own file).
+	runDue := s.headsTxs >= max(s.heads.entries()/2, s.rewriteMin)
+	newFile, err := saveTable(&s.mu, s.heads, &s.headsRewrite, meta, !s.noSync, flush, runDue,
 		func() bool {
-			n, c := s.heads.entries(), s.heads.changes()
-			return due(c, n, s.heads.runCount()) || (c > 0 && s.headsTxs >= max(n/2, s.rewriteMin))
+			return due(s.heads.changes(), s.heads.entries(), s.heads.runCount())
 		},
 		func(_, slot uint64) bool { return slot >= first })
 	if newFile {
@@ -447,9 +469,9 @@ func (s *boltStore) saveTables(flush bool) error {
 // progress (*rw) once written (with flush, waiting for it); then, unless
 // one is still going, starts a rewrite when rewriteDue says so (with
 // flush, finishing it at once), or else writes the changes in memory as a
-// run when enough accumulated (saveRun). It reports whether it started a
-// rewrite or wrote a run.
-func saveTable[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], rw **tableRewrite[K, V], meta []byte, sync, flush bool, rewriteDue func() bool, keep func(K, V) bool) (bool, error) {
+// run when enough accumulated (saveRun), or with run when there are any.
+// It reports whether it started a rewrite or wrote a run.
+func saveTable[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], rw **tableRewrite[K, V], meta []byte, sync, flush, run bool, rewriteDue func() bool, keep func(K, V) bool) (bool, error) {
 	if *rw != nil {
 		done, err := (*rw).finish(mu, t, flush)
 		if err != nil || !done {
@@ -458,7 +480,7 @@ func saveTable[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], rw *
 		*rw = nil
 	}
 	if !rewriteDue() {
-		return saveRun(mu, t, func() []byte { return meta }, sync, flush)
+		return saveRun(mu, t, func() []byte { return meta }, sync, flush || run)
 	}
 	if *rw = startRewrite(mu, t, meta, sync, keep, nil); flush {
 		if _, err := (*rw).finish(mu, t, true); err != nil {
@@ -488,6 +510,10 @@ type tableRewrite[K comparable, V any] struct {
 func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool, keep func(K, V) bool, gate <-chan struct{}) *tableRewrite[K, V] {
 	mu.Lock()
 	t.freeze()
+	var hook *baseHook
+	if t.onFreeze != nil {
+		hook = t.onFreeze(meta)
+	}
 	mu.Unlock()
 	rw := &tableRewrite[K, V]{done: make(chan struct{})}
 	go func() {
@@ -495,7 +521,7 @@ func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], m
 		if gate != nil {
 			<-gate
 		}
-		rw.nt, rw.err = t.writeFrozen(meta, sync, keep)
+		rw.nt, rw.err = t.writeFrozenHook(meta, sync, keep, hook)
 	}()
 	return rw
 }
@@ -552,7 +578,7 @@ type StorageWrites struct {
 	// wrote; AccountCleaning the live records cleaning copied.
 	AccountRecords, AccountCleaning int64
 	// KeyDirectory, Signatures and Heads are the tables' files: bases
-	// rewritten and runs.
+	// rewritten and runs (Heads with the heads cache's files).
 	KeyDirectory, Signatures, Heads int64
 	// Database is what bbolt wrote: the pages of the commits' changed
 	// nodes and a meta page per commit.
@@ -727,7 +753,10 @@ func (s *boltStore) load() (*loadedState, error) {
 				s.sigs.set(sigPrefix(sig), packLoc(r.Slot, uint32(i)))
 			}
 		}
-		if err := s.replayHeads(tx); err != nil {
+		s.mu.Lock()
+		err := s.loadHeads(tx)
+		s.mu.Unlock()
+		if err != nil {
 			return err
 		}
 		if len(st.recent) == 0 || st.recent[len(st.recent)-1].Slot != binary.BigEndian.Uint64(tipb) {
@@ -739,9 +768,6 @@ func (s *boltStore) load() (*loadedState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load ledger: %w", err)
 	}
-	s.mu.Lock()
-	s.fillHeadCache()
-	s.mu.Unlock()
 	return st, nil
 }
 
@@ -907,8 +933,14 @@ func (s *boltStore) commit(f *frozenSlot) error {
 	s.tip = b.Slot
 	s.mu.Unlock()
 	s.headsTxs += len(b.Transactions)
+	s.hcTxs += len(b.Transactions)
 	if err := s.saveTables(false); err != nil {
 		return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+	}
+	if s.hcTxs >= max(len(s.hc.slots), s.rewriteMin) {
+		if err := s.saveHeadCache(); err != nil {
+			return fmt.Errorf("commit slot %d: %w", b.Slot, err)
+		}
 	}
 	if s.committed.Add(1)%mappedPagesDropCommits == 0 {
 		s.dropMappedPages()
@@ -1217,7 +1249,7 @@ func (s *boltStore) putMeta(key string, val []byte) error {
 func (s *boltStore) close() error {
 	var errs []error
 	if s.sigs != nil && s.heads != nil {
-		errs = append(errs, s.saveTables(true))
+		errs = append(errs, s.saveTables(true), s.saveHeadCache())
 		// A rewrite saveTables did not adopt (it stopped at an error)
 		// still reads the files: wait for it before they are unmapped.
 		for _, rw := range []*tableRewrite[uint64, uint64]{s.sigsRewrite, s.headsRewrite} {

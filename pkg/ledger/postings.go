@@ -258,15 +258,25 @@ func (r postingReader) onChain(slot uint64, addr solana.PublicKey) (*addrPosting
 	return nil, postingMine, nil
 }
 
-// replayHeads brings the heads table up to the committed postings: those
-// of the slots after its file's. A slot's postings value holds each
-// posted address's first 8 bytes, the heads table's key, so no
-// transaction is decoded (a restart after a kill replays the slots since
-// the newest heads file: up to a run's worth of changes, ~47 000
-// transactions at a million accounts).
-func (s *boltStore) replayHeads(tx *bolt.Tx) error {
-	fromKey := u64be(tableSlot(s.heads.meta) + 1)
-	err := eachLegacyPosting(tx, fromKey, func(a solana.PublicKey, slot uint64) { s.heads.set(headKey(a), slot) })
+// replayHeads brings the heads up to the committed postings: those of
+// the slots from from on. A slot's postings value holds each posted
+// address's first 8 bytes, the heads' key, so no transaction is decoded.
+// The postings of slots up to tableSlot, whose changes of the heads table
+// its files hold, go to the cache only; later ones are set as a commit
+// sets them (setHeadAt). A restart after a kill replays the slots since
+// the older of the table's and the heads cache's files (loadHeads).
+// Callers hold mu for writing.
+func (s *boltStore) replayHeads(tx *bolt.Tx, from, tableSlot uint64) error {
+	fromKey := u64be(max(from, 1))
+	set := func(p, slot uint64) {
+		i := s.hc.index(p)
+		if slot > tableSlot {
+			s.setHeadAt(p, i, slot)
+		} else if i >= 0 {
+			s.hc.put(i, slot)
+		}
+	}
+	err := eachLegacyPosting(tx, fromKey, func(a solana.PublicKey, slot uint64) { set(headKey(a), slot) })
 	if err != nil {
 		return err
 	}
@@ -286,14 +296,19 @@ func (s *boltStore) replayHeads(tx *bolt.Tx) error {
 		txs := 0
 		es := sp.width + 4
 		for i := 0; i < sp.n; i++ {
-			s.heads.set(binary.BigEndian.Uint64(sp.fixed[i*es:]), slot)
+			set(binary.BigEndian.Uint64(sp.fixed[i*es:]), slot)
 			p, err := sp.entry(i, solana.PublicKey{})
 			if err != nil {
 				return fmt.Errorf("replay address heads: %w", err)
 			}
 			txs = max(txs, int(p.idxs[len(p.idxs)-1])+1)
 		}
-		s.headsTxs += txs
+		if slot > tableSlot {
+			s.headsTxs += txs
+		}
+		if slot > s.hcSlot {
+			s.hcTxs += txs
+		}
 	}
 	return nil
 }

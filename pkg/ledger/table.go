@@ -63,6 +63,10 @@ type sortedTable[K comparable, V any] struct {
 	runEntries int
 	// runAt is how many changes make a run (0: tableRunChanges).
 	runAt int
+	// onFreeze, if set, is called by startRewrite when it freezes the
+	// changes (on the owner's goroutine, under its lock) with the new
+	// base's meta; the hook it returns follows the rewrite (baseHook).
+	onFreeze func(meta []byte) *baseHook
 	// meta is the newest file's meta (the newest run's, else the base's);
 	// n and size are the base's entries and file size.
 	meta   []byte
@@ -1215,6 +1219,11 @@ func (t *sortedTable[K, V]) freeze() {
 // owner changes meanwhile (the changes in memory), so it can run while the
 // owner goes on, provided no run is added before adopt takes its result.
 func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
+	return t.writeFrozenHook(meta, sync, keep, nil)
+}
+
+// writeFrozenHook is writeFrozen followed by hook (nil: none).
+func (t *sortedTable[K, V]) writeFrozenHook(meta []byte, sync bool, keep func(K, V) bool, hook *baseHook) (*sortedTable[K, V], error) {
 	var dirty func(int) []byte
 	if d, vals := t.frozenDirty, t.frozenVals; len(d) > 0 {
 		// The merge visits base entries in order.
@@ -1229,7 +1238,16 @@ func (t *sortedTable[K, V]) writeFrozen(meta []byte, sync bool, keep func(K, V) 
 			return nil
 		}
 	}
-	return t.writeWith(t.frozen, dirty, meta, sync, keep)
+	return t.writeWithHook(t.frozen, dirty, meta, sync, keep, hook)
+}
+
+// baseHook follows the writing of a new base: observe sees the key of
+// every entry the new base holds, in order, and beforeRename runs once
+// the file is complete (and synced), before it takes the old base's
+// place; an error from it stops the rewrite.
+type baseHook struct {
+	observe      func(key []byte)
+	beforeRename func() error
 }
 
 // adopt makes t the table writeFrozen returned, keeping the changes
@@ -1292,15 +1310,32 @@ func (t *sortedTable[K, V]) compareMapped(f *tableFile, i int, key []byte, n *in
 // takes the place of the old one: a kill in between leaves the old base
 // with a prefix of its runs, which the owner's replay completes.
 func (t *sortedTable[K, V]) writeWith(changes map[K]tableChange[V], dirty func(int) []byte, meta []byte, sync bool, keep func(K, V) bool) (*sortedTable[K, V], error) {
+	return t.writeWithHook(changes, dirty, meta, sync, keep, nil)
+}
+
+// writeWithHook is writeWith followed by hook (nil: none).
+func (t *sortedTable[K, V]) writeWithHook(changes map[K]tableChange[V], dirty func(int) []byte, meta []byte, sync bool, keep func(K, V) bool, hook *baseHook) (*sortedTable[K, V], error) {
 	c := t.codec
+	before := t.removeRuns
+	if hook != nil {
+		before = func() error {
+			if err := hook.beforeRename(); err != nil {
+				return err
+			}
+			return t.removeRuns()
+		}
+	}
 	err := writeBase(t.path, c.magic, meta, sync, func(emit func(k, v []byte)) {
 		t.mergedWith(changes, dirty, func(k, v []byte) bool {
 			if keep == nil || keep(c.getKey(k), c.getVal(v)) {
+				if hook != nil {
+					hook.observe(k)
+				}
 				emit(k, v)
 			}
 			return true
 		})
-	}, t.removeRuns)
+	}, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1384,9 +1419,9 @@ func writeBase(path, magic string, meta []byte, sync bool, put func(emit func(k,
 // replace makes t the table write returned.
 func (t *sortedTable[K, V]) replace(nt *sortedTable[K, V]) error {
 	err := t.unmapAll()
-	runAt, written := t.runAt, t.written
+	runAt, written, onFreeze := t.runAt, t.written, t.onFreeze
 	*t = *nt
-	t.runAt, t.written = runAt, written
+	t.runAt, t.written, t.onFreeze = runAt, written, onFreeze
 	if err != nil {
 		return fmt.Errorf("unmap %s: %w", t.path, err)
 	}
