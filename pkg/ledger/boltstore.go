@@ -753,9 +753,11 @@ func (s *boltStore) load() (*loadedState, error) {
 				s.sigs.set(sigPrefix(sig), packLoc(r.Slot, uint32(i)))
 			}
 		}
+		start := time.Now()
 		s.mu.Lock()
-		err := s.loadHeads(tx)
+		n, err := s.loadHeads(tx)
 		s.mu.Unlock()
+		st.headsReplayed, st.headsReplayTook = n, time.Since(start)
 		if err != nil {
 			return err
 		}

@@ -410,8 +410,9 @@ func (s *boltStore) removeHeadCacheFiles() {
 // two are replayed (replayHeads). Without a file for a base that has a
 // cache, every posting is replayed, unless this open upgraded the
 // directory (the heads table then holds every value); the file is then
-// written at once. Callers hold mu for writing.
-func (s *boltStore) loadHeads(tx *bolt.Tx) error {
+// written at once. It returns how many postings it replayed. Callers
+// hold mu for writing.
+func (s *boltStore) loadHeads(tx *bolt.Tx) (int, error) {
 	s.hcSlot, s.hcTable, s.hcTxs, s.hcFile = 0, headsTableState{}, 0, false
 	s.fillHeadCache()
 	ts := tableSlot(s.heads.meta)
@@ -428,14 +429,15 @@ func (s *boltStore) loadHeads(tx *bolt.Tx) error {
 		from = 1
 	}
 	s.headsReplayFrom = from
-	if err := s.replayHeads(tx, from, ts); err != nil {
-		return err
+	n, err := s.replayHeads(tx, from, ts)
+	if err != nil {
+		return n, err
 	}
 	s.removeHeadCacheFiles()
 	if len(s.hc.slots) > 0 && !s.hcFile {
-		return s.saveHeadCache()
+		return n, s.saveHeadCache()
 	}
-	return nil
+	return n, nil
 }
 
 // headCacheFor is an empty cache (every value 0) over f's prefix index;

@@ -1,13 +1,16 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -156,10 +159,21 @@ func TestHeadCache(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
+	var logs bytes.Buffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	replayed := func(when string, some bool) {
+		t.Helper()
+		m := regexp.MustCompile(`heads_replayed=(\d+) `).FindStringSubmatch(logs.String())
+		if m == nil || (m[1] != "0") != some {
+			t.Fatalf("%s: postings replayed: %v (want some: %v)\n%s", when, m, some, logs.String())
+		}
+		logs.Reset()
+	}
 	if l, err = Open(cfg); err != nil {
 		t.Fatal(err)
 	}
 	check("reopened", l, true, true)
+	replayed("after a clean close", false)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +187,7 @@ func TestHeadCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("reopened without the cache's file", l, true, true)
+	replayed("without the cache's file", true)
 	if files, _ = filepath.Glob(filepath.Join(dir, headCachePrefix+"*")); len(files) != 1 {
 		t.Fatalf("heads cache files after an open without one: %v", files)
 	}

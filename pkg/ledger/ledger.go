@@ -341,7 +341,8 @@ func (l *Ledger) init() error {
 	if p := l.bank.failure.Load(); p != nil {
 		return fmt.Errorf("read accounts: %w", *p)
 	}
-	l.log.Info("ledger resumed", "slot", tip.slot, "accounts", l.bank.count(), "transactions", tip.txCount)
+	l.log.Info("ledger resumed", "slot", tip.slot, "accounts", l.bank.count(), "transactions", tip.txCount,
+		"heads_replayed", st.headsReplayed, "heads_replay_took", st.headsReplayTook.Round(time.Millisecond))
 	l.mu.Lock()
 	l.openSlot(tip)
 	l.mu.Unlock()

@@ -265,10 +265,12 @@ func (r postingReader) onChain(slot uint64, addr solana.PublicKey) (*addrPosting
 // its files hold, go to the cache only; later ones are set as a commit
 // sets them (setHeadAt). A restart after a kill replays the slots since
 // the older of the table's and the heads cache's files (loadHeads).
-// Callers hold mu for writing.
-func (s *boltStore) replayHeads(tx *bolt.Tx, from, tableSlot uint64) error {
+// It returns how many postings it replayed. Callers hold mu for writing.
+func (s *boltStore) replayHeads(tx *bolt.Tx, from, tableSlot uint64) (int, error) {
 	fromKey := u64be(max(from, 1))
+	n := 0
 	set := func(p, slot uint64) {
+		n++
 		i := s.hc.index(p)
 		if slot > tableSlot {
 			s.setHeadAt(p, i, slot)
@@ -278,18 +280,18 @@ func (s *boltStore) replayHeads(tx *bolt.Tx, from, tableSlot uint64) error {
 	}
 	err := eachLegacyPosting(tx, fromKey, func(a solana.PublicKey, slot uint64) { set(headKey(a), slot) })
 	if err != nil {
-		return err
+		return n, err
 	}
 	b := tx.Bucket(bucketAddrSlot)
 	c := b.Cursor()
 	for k, v := c.Seek(fromKey); k != nil; k, v = c.Next() {
 		if len(k) != 8 {
-			return fmt.Errorf("%w: address postings key", errCorrupt)
+			return n, fmt.Errorf("%w: address postings key", errCorrupt)
 		}
 		slot := binary.BigEndian.Uint64(k)
 		sp, err := parseSlotPostings(slot, slotValue(b, k, v))
 		if err != nil {
-			return fmt.Errorf("replay address heads: %w", err)
+			return n, fmt.Errorf("replay address heads: %w", err)
 		}
 		// Every transaction posts its fee payer: the slot's count is its
 		// highest index plus one.
@@ -299,7 +301,7 @@ func (s *boltStore) replayHeads(tx *bolt.Tx, from, tableSlot uint64) error {
 			set(binary.BigEndian.Uint64(sp.fixed[i*es:]), slot)
 			p, err := sp.entry(i, solana.PublicKey{})
 			if err != nil {
-				return fmt.Errorf("replay address heads: %w", err)
+				return n, fmt.Errorf("replay address heads: %w", err)
 			}
 			txs = max(txs, int(p.idxs[len(p.idxs)-1])+1)
 		}
@@ -310,7 +312,7 @@ func (s *boltStore) replayHeads(tx *bolt.Tx, from, tableSlot uint64) error {
 			s.hcTxs += txs
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // replayPostings calls set with every address posted in the slots from

@@ -685,7 +685,10 @@ func TestHeadsReplayCountsTransactions(t *testing.T) {
 	}
 	s.heads.unmapAll()
 	s.heads, s.headsTxs = reopened, 0
-	if err := s.db.View(func(tx *bolt.Tx) error { return s.replayHeads(tx, tableSlot(s.heads.meta)+1, tableSlot(s.heads.meta)) }); err != nil {
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		_, err := s.replayHeads(tx, tableSlot(s.heads.meta)+1, tableSlot(s.heads.meta))
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if s.headsTxs != counted || counted < 15 {

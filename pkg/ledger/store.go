@@ -68,6 +68,11 @@ type loadedState struct {
 	recent []*blockRecord
 	// capital is the lamports held by all accounts at tip.
 	capital uint64
+	// headsReplayed counts the postings the open replayed into the
+	// address heads (after a kill: the slots since the older of the heads
+	// cache's and the heads table's files), in headsReplayTook.
+	headsReplayed   int
+	headsReplayTook time.Duration
 }
 
 // frozenSlot is a finished slot on its way to the store.
