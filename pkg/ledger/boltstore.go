@@ -133,7 +133,7 @@ const (
 	accountLogDir = "accounts"
 	// storeFormat identifies this layout; a data directory written with
 	// another one is refused rather than misread, except the
-	// upgradeFormats.
+	// upgradeFormats and renameFormats.
 	storeFormat = "ferry-ledger-7"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
@@ -224,9 +224,10 @@ type boltStore struct {
 	// adds, StorageWrites reads).
 	committed atomic.Int64
 	// headsTxs counts the transactions committed after the slot of the
-	// heads file (the persister's): a restart after a crash replays the
-	// heads from their records, so the file is rewritten once they are
-	// as many as would make it due by changes (saveTables).
+	// heads table's newest file (or the tip a heads cache file recorded
+	// the table clean at): a restart after a crash replays the postings
+	// after it, so the table's changes go to a run once they are half its
+	// entries (saveTables).
 	headsTxs int
 	// dir is the store's directory (the heads cache's files).
 	dir string

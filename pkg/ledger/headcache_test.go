@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -136,7 +134,7 @@ func TestHeadCache(t *testing.T) {
 			// What a kill now leaves: the copy opens to the same heads.
 			copies++
 			crash := filepath.Join(t.TempDir(), "crash")
-			copyLiveDir(t, dir, crash)
+			copyDir(t, dir, crash)
 			c := cfg
 			c.DataDir = crash
 			lc, err := Open(c)
@@ -193,36 +191,6 @@ func TestHeadCache(t *testing.T) {
 	}
 }
 
-// copyLiveDir is copyDir of the directory of a running ledger, whose
-// background rewrites may remove a file between the listing and its copy
-// (the copy then lacks it, as a kill right after the removal would leave).
-func copyLiveDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o700)
-		}
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestHeadCacheFileTableSlot: a heads cache file written while the heads
 // table has no change only memory holds records the tip as the table's
 // slot too, so an open after it replays from the tip however old the
@@ -251,7 +219,7 @@ func TestHeadCacheFileTableSlot(t *testing.T) {
 	openCopy := func(want uint64, tear ...string) {
 		t.Helper()
 		crash := filepath.Join(t.TempDir(), "copy")
-		copyLiveDir(t, dir, crash)
+		copyDir(t, dir, crash)
 		for _, name := range tear {
 			if err := os.Remove(filepath.Join(crash, name)); err != nil {
 				t.Fatal(err)
