@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -464,6 +465,7 @@ func TestCrashRecovery(t *testing.T) {
 	var minted, burned uint64
 	var before *solana.Signature
 	seen := 0
+	listed := map[solana.Signature]bool{}
 	for {
 		page, err := l.SignaturesForAddress(w.mint, AddressQuery{Before: before, Limit: 1000}, Confirmed)
 		if err != nil {
@@ -474,6 +476,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		for _, r := range page {
 			seen++
+			listed[r.Signature] = true
 			if r.Err != nil {
 				continue
 			}
@@ -504,6 +507,21 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	if m.Supply != minted-burned {
 		t.Fatalf("supply %d, history says %d minted - %d burned", m.Supply, minted, burned)
+	}
+	// Every confirmed transaction touching the mint is in its history
+	// (the walk starts at the mint's head, which the heads cache holds).
+	for sig, slot := range confirmed {
+		if slot < first {
+			continue
+		}
+		r, _ := l.Transaction(sig, Confirmed)
+		tx, err := r.Transaction()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(tx.Message.AccountKeys, w.mint) && !listed[sig] {
+			t.Fatalf("getSignaturesForAddress of the mint misses %s (slot %d)", sig, slot)
+		}
 	}
 	t.Logf("%d confirmed transactions survived four SIGKILLs; %d transactions touch the mint; tip slot %d", len(confirmed), seen, tip)
 }
