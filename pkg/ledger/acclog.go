@@ -283,6 +283,26 @@ func (lg *accountLog) unsavedMints() (from int, mints []solana.PublicKey) {
 
 func (lg *accountLog) savedMints(n int) { lg.mintsSaved = max(lg.mintsSaved, n) }
 
+// recode returns the record rec (key's, live) as cleaning copies it:
+// encoded again when that makes it shorter (a record from before the
+// mint dictionary, or of an older format), else as it is. A record the
+// log can no longer decode is copied as it is, for the read to report.
+// Only the persister calls it.
+func (lg *accountLog) recode(key solana.PublicKey, rec []byte) []byte {
+	_, enc, _, err := parseRecord(rec)
+	if err != nil {
+		return rec
+	}
+	a, err := lg.decode(enc)
+	if err != nil || a == nil {
+		return rec
+	}
+	if again := appendRecordRef(nil, key, a, lg.mintRef(a)); len(again) < len(rec) {
+		return again
+	}
+	return rec
+}
+
 // decode decodes a record's account. Callers hold mu.
 func (lg *accountLog) decode(rec []byte) (*Account, error) { return decodeAccountWith(rec, lg.mints) }
 
@@ -943,10 +963,11 @@ func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int
 		}
 		lg.mu.RUnlock()
 		if ok && loc.seg == oldest && loc.off == uint32(off) && !written[key] {
-			if err := add(key, buf[off:off+n], false); err != nil {
+			rec := lg.recode(key, buf[off:off+n])
+			if err := add(key, rec, false); err != nil {
 				return 0, err
 			}
-			lg.copied.Add(int64(n))
+			lg.copied.Add(int64(len(rec)))
 		}
 		off += n
 	}

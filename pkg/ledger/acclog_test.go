@@ -905,3 +905,101 @@ func TestAccountLogMintDictionary(t *testing.T) {
 	check("reopened")
 	lg.close()
 }
+
+// TestAccountLogCleaningRecodes: cleaning copies a live record encoded
+// again when that makes it shorter: token accounts written before the
+// mint dictionary (here: with it off), left live in segments whose other
+// records were written again, come out naming their mint (at least half
+// of them copied before the test stops), and read back, before and after
+// a reopen.
+func TestAccountLogCleaningRecodes(t *testing.T) {
+	dir := t.TempDir()
+	const seg = 4 << 10
+	lg, err := openAccountLog(dir, logPos{}, true, seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mint := solana.PublicKeyFromBytes(bytes.Repeat([]byte{0xAB}, 32))
+	token := func(i, amount int) *Account {
+		return &Account{Lamports: 2_039_280, Owner: spl.TokenProgramID, RentEpoch: ^uint64(0),
+			Data: spl.TokenAccount{Mint: mint, Owner: solana.PublicKeyFromBytes(bytes.Repeat([]byte{byte(i + 1)}, 32)), Amount: uint64(amount), State: spl.StateInitialized}.Encode()}
+	}
+	const cold = 60
+	lg.mintsMax = 0 // records as before the dictionary
+	var end logPos
+	for i := 0; i < cold; i += 10 {
+		var ws []AccountWrite
+		for j := i; j < i+10; j++ {
+			ws = append(ws, AccountWrite{Key: testKey(j), Account: token(j, j)})
+		}
+		end = commitLog(t, lg, ws)
+	}
+	// Every account but each tenth written again, with the dictionary:
+	// the old segments hold a tenth of their records live.
+	lg.mintsMax = accountLogMints
+	var ws []AccountWrite
+	kept := map[solana.PublicKey]accLoc{}
+	for i := range cold {
+		if i%10 != 0 {
+			ws = append(ws, AccountWrite{Key: testKey(i), Account: token(i, i+1)})
+		} else {
+			kept[testKey(i)], _ = lg.keydir.get(testKey(i))
+		}
+	}
+	end = commitLog(t, lg, ws)
+	want := func(i int) *Account {
+		if i%10 != 0 {
+			return token(i, i+1)
+		}
+		return token(i, i)
+	}
+	// copied counts the kept records cleaning copied, each of which must
+	// have come out naming its mint.
+	copied := func(when string) int {
+		t.Helper()
+		n := 0
+		for k, was := range kept {
+			if loc, _ := lg.keydir.get(k); loc != was {
+				if loc.n+31 > was.n {
+					t.Fatalf("%s: a record of %d bytes copied as %d", when, was.n, loc.n)
+				}
+				n++
+			}
+		}
+		return n
+	}
+	// New accounts, each written four times over four slots: segments a
+	// quarter live, the log four times its live bytes, so cleaning runs
+	// and takes the emptiest segments, the old ones, first; until the
+	// kept records were copied.
+	for slot := 0; slot < 3000 && copied("cleaning") < len(kept)/2; slot++ {
+		var ws []AccountWrite
+		for back := range 4 {
+			if n := slot - back; n >= 0 {
+				ws = append(ws, AccountWrite{Key: testKey(1000 + n), Account: testAccount(uint64(slot), 100)})
+			}
+		}
+		end = commitLog(t, lg, ws)
+	}
+	check := func(when string) {
+		t.Helper()
+		for i := range cold {
+			a, err := lg.get(testKey(i))
+			if err != nil || a == nil || !bytes.Equal(a.Data, want(i).Data) || a.Lamports != 2_039_280 {
+				t.Fatalf("%s: account %d: %+v, %v", when, i, a, err)
+			}
+		}
+		if n := copied(when); n < len(kept)/2 {
+			t.Fatalf("%s: %d of %d records kept from before the dictionary copied", when, n, len(kept))
+		}
+	}
+	check("cleaned")
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	if lg, err = openLogAfter(dir, end, seg, lg); err != nil {
+		t.Fatal(err)
+	}
+	check("reopened")
+	lg.close()
+}
