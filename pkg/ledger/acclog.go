@@ -242,9 +242,6 @@ func (lg *accountLog) mintRef(a *Account) int {
 	if k.IsZero() || len(lg.mints) >= lg.mintsMax {
 		return -1
 	}
-	if lg.mintIDs == nil {
-		lg.mintIDs = map[solana.PublicKey]int{}
-	}
 	lg.mu.Lock()
 	lg.mints = append(lg.mints, k)
 	lg.mu.Unlock()
@@ -283,16 +280,12 @@ func (lg *accountLog) unsavedMints() (from int, mints []solana.PublicKey) {
 
 func (lg *accountLog) savedMints(n int) { lg.mintsSaved = max(lg.mintsSaved, n) }
 
-// recode returns the record rec (key's, live) as cleaning copies it:
-// encoded again when that makes it shorter (a record from before the
-// mint dictionary, or of an older format), else as it is. A record the
-// log can no longer decode is copied as it is, for the read to report.
-// Only the persister calls it.
-func (lg *accountLog) recode(key solana.PublicKey, rec []byte) []byte {
-	_, enc, _, err := parseRecord(rec)
-	if err != nil {
-		return rec
-	}
+// recode returns the record rec (key's, live, its encoded account enc)
+// as cleaning copies it: encoded again when that makes it shorter (a
+// record from before the mint dictionary, or of an older format), else
+// as it is. A record the log can no longer decode is copied as it is,
+// for the read to report. Only the persister calls it.
+func (lg *accountLog) recode(key solana.PublicKey, rec, enc []byte) []byte {
 	a, err := lg.decode(enc)
 	if err != nil || a == nil {
 		return rec
@@ -457,7 +450,7 @@ func openAccountLog(dir string, end logPos, noSync bool, segBytes int64) (*accou
 	}
 	lg := &accountLog{
 		dir: dir, noSync: noSync, segBytes: segBytes, files: map[uint32]*os.File{}, sizes: map[uint32]int64{}, live: map[uint32]int64{},
-		cleaned: map[uint32]bool{}, mintsMax: accountLogMints,
+		cleaned: map[uint32]bool{}, mintIDs: map[solana.PublicKey]int{}, mintsMax: accountLogMints,
 	}
 	if err := lg.open(end); err != nil {
 		lg.closeFiles()
@@ -684,13 +677,9 @@ func parseRecord(b []byte) (solana.PublicKey, []byte, int, error) {
 	return solana.PublicKeyFromBytes(body[:32]), body[32:], accountRecordHeader + 32 + n, nil
 }
 
-func appendRecord(buf []byte, key solana.PublicKey, a *Account) []byte {
-	return appendRecordRef(buf, key, a, -1)
-}
-
-// appendRecordRef is appendRecord naming the account's mint by its index
-// in the log's mint dictionary, unless mint is negative
-// (appendAccountRecordRef).
+// appendRecordRef appends key's record of a (nil: deleted), naming the
+// account's mint by its index in the log's mint dictionary unless mint
+// is negative (appendAccountRecordRef).
 func appendRecordRef(buf []byte, key solana.PublicKey, a *Account, mint int) []byte {
 	start := len(buf)
 	buf = append(buf, make([]byte, accountRecordHeader)...)
@@ -950,7 +939,7 @@ func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int
 		written[p.key] = true
 	}
 	for off := 0; off < len(buf); {
-		key, _, n, err := parseRecord(buf[off:])
+		key, enc, n, err := parseRecord(buf[off:])
 		if err != nil {
 			return 0, fmt.Errorf("clean account log %s at %d: %w", segName(oldest), off, err)
 		}
@@ -963,7 +952,7 @@ func (lg *accountLog) clean(add func(solana.PublicKey, []byte, bool) error) (int
 		}
 		lg.mu.RUnlock()
 		if ok && loc.seg == oldest && loc.off == uint32(off) && !written[key] {
-			rec := lg.recode(key, buf[off:off+n])
+			rec := lg.recode(key, buf[off:off+n], enc)
 			if err := add(key, rec, false); err != nil {
 				return 0, err
 			}

@@ -119,10 +119,11 @@ func (s *boltStore) hcOwns(i int) bool {
 }
 
 // fillHeadCache builds the cache for the key directory's base from the
-// heads table as it is: its base file and the base's prefixes merged in
+// heads table's files: its base file and the base's prefixes merged in
 // one pass (both sorted), then each run, oldest first, galloping through
-// the prefixes, then the changes in memory: 25–50 ms at open with a
-// million accounts (two million heads). Callers hold mu for writing.
+// the prefixes: 25–50 ms at open with a million accounts (two million
+// heads). Only loadHeads calls it, before the table has any change in
+// memory (the replay after it brings them). Callers hold mu for writing.
 func (s *boltStore) fillHeadCache() {
 	c := headCacheFor(s.acc.keydir.base)
 	if len(c.slots) == 0 || s.heads == nil {
@@ -165,19 +166,6 @@ func (s *boltStore) fillHeadCache() {
 			}
 		}
 		dropMapped(r.mapped)
-	}
-	s.hc = c
-	s.hcFile = s.readHeadCache()
-	for _, changes := range []map[uint64]tableChange[uint64]{t.frozen, t.recent} {
-		for k, ch := range changes {
-			if i := c.index(k); i >= 0 {
-				v := ch.v
-				if ch.deleted {
-					v = 0
-				}
-				c.slots[i] = headSlot(v)
-			}
-		}
 	}
 	s.hc = c
 }
@@ -413,8 +401,9 @@ func (s *boltStore) removeHeadCacheFiles() {
 // written at once. It returns how many postings it replayed. Callers
 // hold mu for writing.
 func (s *boltStore) loadHeads(tx *bolt.Tx) (int, error) {
-	s.hcSlot, s.hcTable, s.hcTxs, s.hcFile = 0, headsTableState{}, 0, false
+	s.hcSlot, s.hcTable, s.hcTxs = 0, headsTableState{}, 0
 	s.fillHeadCache()
+	s.hcFile = s.readHeadCache()
 	ts := tableSlot(s.heads.meta)
 	from := ts + 1
 	switch {
