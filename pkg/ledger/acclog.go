@@ -160,10 +160,10 @@ type accountLog struct {
 	alive  int64 // live bytes in all segments
 
 	// snapPos is the position the key directory's files cover (its
-	// newest run's, else its base's): a replay starts there. basePos is
-	// the base's: only segments before it may be deleted, since a kill
-	// during a base rewrite can leave the base without its runs, and the
-	// replay then starts at basePos.
+	// newest run's, else its base's or values file's): a replay starts
+	// there. basePos is the base's, or its values file's: only segments
+	// before it may be deleted, since a kill during a snapshot can leave
+	// the base without its runs, and the replay then starts at basePos.
 	snapPos, basePos logPos
 	grown            int64 // log bytes appended since the base was written
 	// snap is the snapshot being written beside the commits (nil: none),
@@ -531,7 +531,7 @@ func (lg *accountLog) open(end logPos) error {
 		return err
 	}
 	lg.basePos = logPos{seg: 1}
-	if b := lg.keydir.base.meta; len(b) >= 8 {
+	if b := lg.keydir.baseMeta(); len(b) >= 8 {
 		lg.basePos, _ = decodeLogPos(b[:8])
 	}
 	// The replay looks every record's address up: compare keys in the
@@ -992,9 +992,15 @@ func (lg *accountLog) apply() error {
 // accounts were created, since the key directory's base was written to
 // write it again.
 func (lg *accountLog) snapshotDue() bool {
+	return lg.grown >= max(accountSnapshotRatio*lg.keydir.size, min(accountSnapshotMin, 16*lg.segBytes)) || lg.freshDue()
+}
+
+// freshDue reports whether enough accounts were created since the key
+// directory's base to write it again with them: a snapshot then is a
+// whole base, never a values file (which leaves them in a run).
+func (lg *accountLog) freshDue() bool {
 	fresh := lg.keydir.fresh
-	return lg.grown >= max(accountSnapshotRatio*lg.keydir.size, min(accountSnapshotMin, 16*lg.segBytes)) ||
-		fresh >= accountSnapshotFreshMin && fresh*accountSnapshotFresh >= lg.keydir.entries()
+	return fresh >= accountSnapshotFreshMin && fresh*accountSnapshotFresh >= lg.keydir.entries()
 }
 
 // saveRun writes the key directory's changes in memory as a run when
@@ -1022,7 +1028,7 @@ func (lg *accountLog) startSnapshot() {
 	pos := lg.head
 	meta := lg.keydirMeta(pos) // the live bytes as of pos, like the frozen changes
 	lg.mu.RUnlock()
-	lg.snap = startRewrite(&lg.mu, lg.keydir, meta, !lg.noSync, nil, lg.snapGate)
+	lg.snap = startRewrite(&lg.mu, lg.keydir, meta, !lg.noSync, nil, !lg.freshDue(), lg.snapGate)
 	lg.snapAt, lg.snapGrown = pos, lg.grown
 }
 
@@ -1076,14 +1082,15 @@ func (lg *accountLog) dropDead() {
 }
 
 // close writes the key directory's changes in memory as a run, or a
-// snapshot when one is due or the base carries tableMaxRuns (a clean
-// restart then replays nothing), and closes the files.
+// snapshot when one is due, the base carries tableMaxRuns, or a values
+// file is smaller than the run (a clean restart then replays nothing),
+// and closes the files.
 func (lg *accountLog) close() error {
 	err := lg.finishSnapshot(true)
 	switch {
 	case err != nil:
 	case lg.files[lg.head.seg] == nil || lg.snapPos == lg.head:
-	case lg.snapshotDue() || lg.keydir.runCount() >= tableMaxRuns:
+	case lg.snapshotDue() || lg.keydir.runCount() >= tableMaxRuns || lg.keydir.valuesCheaper():
 		err = lg.snapshot()
 	default:
 		err = lg.saveRun(true)
@@ -1110,9 +1117,40 @@ func (lg *accountLog) closeFiles() error {
 // writeFileAtomic replaces path with what write writes: a temporary
 // file, synced, renamed over it, and the directory synced.
 func writeFileAtomic(path string, sync bool, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	return writeFileAtomicBefore(path, sync, write, nil)
+}
+
+// writeFileAtomicBefore is writeFileAtomic with before (nil: none) run
+// once the temporary file is complete (and synced), before the rename;
+// an error from it stops the write.
+func writeFileAtomicBefore(path string, sync bool, write func(io.Writer) error, before func() error) error {
+	tmp, err := writeFileSynced(path, sync, write)
 	if err != nil {
 		return err
+	}
+	if before != nil {
+		err = before()
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if sync {
+		return syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// writeFileSynced writes what write writes to a temporary file beside
+// path (path.tmp…), synced with sync, and returns its name; nothing is
+// left behind if it fails.
+func writeFileSynced(path string, sync bool, write func(io.Writer) error) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return "", err
 	}
 	err = write(tmp)
 	if err == nil && sync {
@@ -1121,17 +1159,11 @@ func writeFileAtomic(path string, sync bool, write func(io.Writer) error) error 
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return err
+		return "", err
 	}
-	if sync {
-		return syncDir(filepath.Dir(path))
-	}
-	return nil
+	return tmp.Name(), nil
 }
 
 func syncDir(dir string) error {

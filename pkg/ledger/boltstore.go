@@ -113,9 +113,12 @@ var upgradeFormats = []string{"ferry-ledger-3", "ferry-ledger-4", "ferry-ledger-
 
 // renameFormats are the previous layouts the current one only adds to,
 // which open renames: ferry-ledger-6 had no mint dictionary, so none of
-// its records name one (bucketMints). The new name makes an older ferry
-// refuse the directory instead of failing on the records that do.
-var renameFormats = []string{"ferry-ledger-6"}
+// its records name one (bucketMints); ferry-ledger-7 wrote no values file
+// for the key directory (tablevals.go). The new name makes an older ferry
+// refuse the directory instead of failing on the records that name a
+// mint, or replaying the account log from a base position whose segments
+// are gone.
+var renameFormats = []string{"ferry-ledger-6", "ferry-ledger-7"}
 
 const (
 	dbFileName = "ledger.db"
@@ -134,7 +137,7 @@ const (
 	// storeFormat identifies this layout; a data directory written with
 	// another one is refused rather than misread, except the
 	// upgradeFormats and renameFormats.
-	storeFormat = "ferry-ledger-7"
+	storeFormat = "ferry-ledger-8"
 	// recentBlocks is how many blocks load returns: enough to rebuild the
 	// blockhash queue and the status cache.
 	recentBlocks = MaxProcessingAge + 2
@@ -483,7 +486,7 @@ func saveTable[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], rw *
 	if !rewriteDue() {
 		return saveRun(mu, t, func() []byte { return meta }, sync, flush || run)
 	}
-	if *rw = startRewrite(mu, t, meta, sync, keep, nil); flush {
+	if *rw = startRewrite(mu, t, meta, sync, keep, false, nil); flush {
 		if _, err := (*rw).finish(mu, t, true); err != nil {
 			return true, err
 		}
@@ -499,20 +502,32 @@ func saveTable[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], rw *
 // base). A kill before the new base is renamed into place leaves the old
 // one with its runs, or a prefix of them; the replay from history
 // completes either.
+//
+// When every change since the base kept its keys (sortedTable.valuesOnly),
+// the rewrite writes a values file instead (vf; tablevals.go).
 type tableRewrite[K comparable, V any] struct {
 	done chan struct{}
 	nt   *sortedTable[K, V]
+	vf   *valuesFile
+	run  *tableFile // the run beside vf (nil: none)
 	err  error
 }
 
 // startRewrite freezes t's changes in memory and starts writing the new
-// base with meta. A non-nil gate (tests) holds the writing back until it
-// is closed.
-func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool, keep func(K, V) bool, gate <-chan struct{}) *tableRewrite[K, V] {
+// base with meta, or with values a values file when that will do
+// (sortedTable.valuesOnly). A non-nil gate (tests) holds the writing back
+// until it is closed.
+func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], meta []byte, sync bool, keep func(K, V) bool, values bool, gate <-chan struct{}) *tableRewrite[K, V] {
 	mu.Lock()
-	t.freeze()
+	valuesOnly := values && keep == nil && t.valuesOnly()
+	if valuesOnly {
+		t.freezeValues()
+	} else {
+		t.freeze()
+	}
 	var hook *baseHook
-	if t.onFreeze != nil {
+	if t.onFreeze != nil && !valuesOnly {
+		// A values file keeps the base's keys where they are.
 		hook = t.onFreeze(meta)
 	}
 	mu.Unlock()
@@ -521,6 +536,10 @@ func startRewrite[K comparable, V any](mu *sync.RWMutex, t *sortedTable[K, V], m
 		defer close(rw.done)
 		if gate != nil {
 			<-gate
+		}
+		if valuesOnly {
+			rw.vf, rw.run, rw.err = t.writeValuesFrozen(meta, sync)
+			return
 		}
 		rw.nt, rw.err = t.writeFrozenHook(meta, sync, keep, hook)
 	}()
@@ -543,7 +562,12 @@ func (rw *tableRewrite[K, V]) finish(mu *sync.RWMutex, t *sortedTable[K, V], wai
 		return true, rw.err
 	}
 	mu.Lock()
-	err := t.adopt(rw.nt)
+	var err error
+	if rw.vf != nil {
+		err = t.adoptValues(rw.vf, rw.run)
+	} else {
+		err = t.adopt(rw.nt)
+	}
 	mu.Unlock()
 	return true, err
 }

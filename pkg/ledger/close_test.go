@@ -34,13 +34,14 @@ func TestCloseWritesRuns(t *testing.T) {
 	}
 	bases := []string{filepath.Join(dir, "sigs"), filepath.Join(dir, "heads"), filepath.Join(dir, accountLogDir, "keydir")}
 	type tableFiles struct {
-		base os.FileInfo // nil: none yet
-		runs int
+		base, vals os.FileInfo // nil: none yet
+		runs       int
 	}
 	files := func() []tableFiles {
 		out := make([]tableFiles, len(bases))
 		for i, p := range bases {
 			out[i].base, _ = os.Stat(p)
+			out[i].vals, _ = os.Stat(valsPath(p))
 			m, _ := filepath.Glob(p + ".run*")
 			out[i].runs = len(m)
 		}
@@ -49,7 +50,7 @@ func TestCloseWritesRuns(t *testing.T) {
 	var sigs []solana.Signature
 	var dests []solana.PublicKey
 	prev := files()
-	rewrites := 0
+	rewrites, revalues := 0, 0
 	for restart := 1; restart <= 2*tableMaxRuns+2; restart++ {
 		if l, err = Open(cfg); err != nil {
 			t.Fatalf("restart %d: %v", restart, err)
@@ -82,23 +83,35 @@ func TestCloseWritesRuns(t *testing.T) {
 		for i, p := range bases {
 			switch {
 			case prev[i].runs < tableMaxRuns:
-				// One more run; the base as it was.
-				same := (prev[i].base == nil && now[i].base == nil) || (prev[i].base != nil && now[i].base != nil && os.SameFile(prev[i].base, now[i].base))
+				// One more run; the base (and values file) as it was.
+				same := sameFile(prev[i].base, now[i].base) && sameFile(prev[i].vals, now[i].vals)
 				if !same || now[i].runs != prev[i].runs+1 {
 					t.Fatalf("close %d: %s has %d runs (was %d), base rewritten: %v", restart, p, now[i].runs, prev[i].runs, !same)
 				}
 			default:
-				// The base absorbed its runs.
-				if now[i].base == nil || (prev[i].base != nil && os.SameFile(prev[i].base, now[i].base)) || now[i].runs != 0 {
-					t.Fatalf("close %d, with %d runs on %s: %d runs after, base rewritten: %v", restart, prev[i].runs, p, now[i].runs, now[i].base != nil)
+				// The base absorbed its runs; or, for the key directory,
+				// whose changes were values of its keys (and one account
+				// created since the last close), a values file did, with
+				// the created accounts in one run beside it.
+				rewritten := now[i].base != nil && !sameFile(prev[i].base, now[i].base) && now[i].runs == 0
+				revalued := now[i].vals != nil && !sameFile(prev[i].vals, now[i].vals) && now[i].runs == 1 && sameFile(prev[i].base, now[i].base)
+				if !rewritten && !revalued {
+					t.Fatalf("close %d, with %d runs on %s: %d runs after, base rewritten: %v, values file written: %v",
+						restart, prev[i].runs, p, now[i].runs, !sameFile(prev[i].base, now[i].base), !sameFile(prev[i].vals, now[i].vals))
+				}
+				if revalued && !strings.HasSuffix(p, "keydir") {
+					t.Fatalf("close %d: a values file for %s, which has no prefix index", restart, p)
+				}
+				if revalued {
+					revalues++
 				}
 				rewrites++
 			}
 		}
 		prev = now
 	}
-	if rewrites < 2*len(bases) {
-		t.Fatalf("%d base rewrites, want every table's twice", rewrites)
+	if rewrites < 2*len(bases) || revalues == 0 {
+		t.Fatalf("%d base rewrites (%d of them values files), want every table's twice and the key directory's as values", rewrites, revalues)
 	}
 }
 
@@ -150,4 +163,9 @@ func TestCloseLogsStorageWrites(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sameFile reports whether a and b (nil: no file) are the same file.
+func sameFile(a, b os.FileInfo) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && os.SameFile(a, b))
 }

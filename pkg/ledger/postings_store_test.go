@@ -404,7 +404,7 @@ func TestPostingsSharedPrefix(t *testing.T) {
 }
 
 // TestStoreFormatUpgrade checks which data formats open accepts: the
-// current one, ferry-ledger-3, -4, -5 and -6 (upgraded in place, so an
+// current one, ferry-ledger-3, -4, -5, -6 and -7 (upgraded in place, so an
 // older ferry then refuses them), and no other.
 func TestStoreFormatUpgrade(t *testing.T) {
 	for _, tc := range []struct {
@@ -416,8 +416,9 @@ func TestStoreFormatUpgrade(t *testing.T) {
 		{"ferry-ledger-4", ""},
 		{"ferry-ledger-5", ""},
 		{"ferry-ledger-6", ""},
+		{"ferry-ledger-7", ""},
 		{"ferry-ledger-2", "written by an older ferry"},
-		{"ferry-ledger-8", "unknown data format"},
+		{"ferry-ledger-9", "unknown data format"},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			dir := t.TempDir()

@@ -88,6 +88,9 @@ type sortedTable[K comparable, V any] struct {
 	// progress: the owner goes on changing the index in place meanwhile.
 	frozenDirty []uint32
 	frozenVals  []byte
+	// frozenStale is the base's stale marks as of freezeValues, for the
+	// values file in progress (tablevals.go).
+	frozenStale []uint64
 	// keysMapped makes exact lookups compare keys in the base's mapping
 	// instead of reading them (set while a replay at open looks up every
 	// record's key; the pages are dropped after).
@@ -172,6 +175,9 @@ type tableFile struct {
 	dir     []uint32
 	dirBits uint
 	unmap   func() error
+	// valFile (nil: none) is a base's values file (tablevals.go): the
+	// values the files hold for its entries are there, not in data.
+	valFile *valuesFile
 }
 
 type tableChange[V any] struct {
@@ -226,6 +232,18 @@ func openTable[K comparable, V any](path string, c *tableCodec[K, V]) (*sortedTa
 	}
 	t.base = base
 	t.meta, t.n, t.size = base.meta, base.n, base.size
+	vf, err := openValuesFile(valsPath(path), base, c.valSize)
+	if err != nil {
+		base.close()
+		return nil, err
+	}
+	if vf != nil {
+		base.valFile, t.meta = vf, vf.meta
+		if base.vals != nil {
+			copy(base.vals, vf.data)
+		}
+		dropMapped(vf.mapped)
+	}
 	if err := t.openRuns(); err != nil {
 		t.close()
 		return nil, err
@@ -350,8 +368,9 @@ func (t *sortedTable[K, V]) openRuns() error {
 		if err != nil {
 			return err
 		}
-		if len(f.meta) < 4 || binary.LittleEndian.Uint32(f.meta) != t.base.sum {
-			// Written on top of an older base, or a damaged one replaced.
+		if len(f.meta) < 4 || binary.LittleEndian.Uint32(f.meta) != t.ident() {
+			// Written on top of an older base or values file, or a
+			// damaged one replaced.
 			f.close()
 			break
 		}
@@ -492,7 +511,8 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 }
 
 func (f *tableFile) close() error {
-	err := f.unmap()
+	err := errors.Join(f.unmap(), f.valFile.close())
+	f.valFile = nil
 	f.data, f.mapped, f.n, f.unmap = nil, nil, 0, func() error { return nil }
 	f.file, f.fences, f.bloom, f.prefixes, f.vals, f.stale, f.dir = nil, nil, nil, nil, nil, nil, nil
 	f.dirty, f.nDirty = nil, 0
@@ -623,9 +643,10 @@ func dropBehind(mapped []byte, off int, dropped *int) {
 	}
 }
 
-// find looks key up in the file and calls fn with its entry (valid only
-// during the call).
-func (f *tableFile) find(key []byte, bufs *sync.Pool, fn func(entry []byte)) bool {
+// find looks key up in the file and calls fn with its position and entry
+// (valid only during the call; a base's values file, if any, holds the
+// entry's value: fileVal).
+func (f *tableFile) find(key []byte, bufs *sync.Pool, fn func(i int, entry []byte)) bool {
 	if f.n == 0 {
 		return false
 	}
@@ -654,7 +675,7 @@ func (f *tableFile) find(key []byte, bufs *sync.Pool, fn func(entry []byte)) boo
 	}
 	i := sort.Search(cnt, func(i int) bool { return bytes.Compare(blk[i*e:i*e+ks], key) >= 0 })
 	if i < cnt && bytes.Equal(blk[i*e:i*e+ks], key) {
-		fn(blk[i*e : (i+1)*e])
+		fn(lo+i, blk[i*e:(i+1)*e])
 		return true
 	}
 	return false
@@ -712,7 +733,7 @@ func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 			}
 			var v V
 			var deleted bool
-			if r.find(key, t.bufs, func(e []byte) {
+			if r.find(key, t.bufs, func(_ int, e []byte) {
 				v, deleted = t.codec.getVal(e[ks:len(e)-1]), e[len(e)-1]&1 != 0
 			}) {
 				if deleted {
@@ -726,7 +747,13 @@ func (t *sortedTable[K, V]) lookupIn(k K, candidates bool) (V, bool, bool) {
 		return zero, false, true
 	}
 	var v V
-	found := t.base.find(key, t.bufs, func(e []byte) { v = t.codec.getVal(e[ks:]) })
+	found := t.base.find(key, t.bufs, func(i int, e []byte) {
+		if t.base.valFile != nil {
+			v = t.codec.getVal(t.base.fileVal(i))
+		} else {
+			v = t.codec.getVal(e[ks:])
+		}
+	})
 	return v, found, true
 }
 
@@ -936,23 +963,53 @@ func sortEntries(b []byte, e, ks int) {
 // writeRun writes the changes in memory as the next run, with meta; t is
 // left as it was (readers may go on using it) until addRun adopts it.
 func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error) {
-	ents := t.sortedRecent()
-	e := t.codec.entry() + 1
+	runMeta := binary.LittleEndian.AppendUint32(nil, t.ident())
+	runMeta = append(runMeta, meta...)
+	path := t.runPath(len(t.runs) + 1)
+	tmp, err := t.writeRunTo(path, t.sortedRecent(), true, runMeta, sync)
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+		} else if sync {
+			err = syncDir(filepath.Dir(path))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := openTableFile(path, []string{tableRunMagic}, t.codec.keySize, t.codec.entry()+1, runTrailer, false)
+	if err != nil {
+		return nil, err
+	}
+	t.written.Add(f.size)
+	return f, nil
+}
+
+// writeRunTo writes a run of ents (sorted changes), merged with the
+// base's dirty index entries with dirty, with runMeta, to a temporary file
+// beside path, synced with sync, and returns its name.
+func (t *sortedTable[K, V]) writeRunTo(path string, ents []byte, dirty bool, runMeta []byte, sync bool) (string, error) {
 	ks := t.codec.keySize
+	each := t.eachRunEntry
+	if !dirty {
+		e := t.codec.entry() + 1
+		each = func(ents []byte, fn func([]byte)) {
+			for ; len(ents) > 0; ents = ents[e:] {
+				fn(ents[:e])
+			}
+		}
+	}
 	// The Bloom filter goes in the file, after the entries: a restart
 	// reads it instead of hashing every key of every run again. The
 	// entries are streamed (a clean close at a million accounts may
 	// write most of the key directory's index): counted, hashed, written.
 	n := 0
-	t.eachRunEntry(ents, func([]byte) { n++ })
+	each(ents, func([]byte) { n++ })
 	bloom := newBloom(n)
-	t.eachRunEntry(ents, func(ent []byte) { bloomAdd(bloom, bloomKeyHash(ent[:ks])) })
-	runMeta := binary.LittleEndian.AppendUint32(nil, t.base.sum)
-	runMeta = append(runMeta, meta...)
-	path := t.runPath(len(t.runs) + 1)
-	err := writeFileAtomic(path, sync, func(w io.Writer) error {
+	each(ents, func(ent []byte) { bloomAdd(bloom, bloomKeyHash(ent[:ks])) })
+	tmp, err := writeFileSynced(path, sync, func(w io.Writer) error {
 		return writeTableFile(w, tableRunMagic, runMeta, n, func(bw *bufio.Writer) error {
-			t.eachRunEntry(ents, func(ent []byte) { bw.Write(ent) })
+			each(ents, func(ent []byte) { bw.Write(ent) })
 			var word [8]byte
 			for _, x := range bloom {
 				binary.LittleEndian.PutUint64(word[:], x)
@@ -962,14 +1019,9 @@ func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error)
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := openTableFile(path, []string{tableRunMagic}, ks, e, runTrailer, false)
-	if err != nil {
-		return nil, err
-	}
-	t.written.Add(f.size)
-	return f, nil
+	return tmp, nil
 }
 
 // eachRunEntry calls fn, in key order, with the run entries (key |
@@ -1157,6 +1209,9 @@ func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], dirty func(
 			dropMapped(r.mapped)
 		}
 		dropMapped(t.base.mapped)
+		if v := t.base.valFile; v != nil {
+			dropMapped(v.mapped)
+		}
 	}()
 	for len(h) > 0 {
 		c := cs[h[0]]
@@ -1170,6 +1225,9 @@ func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], dirty func(
 		fromChanges, baseAt := c == cs[0], -1
 		if c == baseCursor {
 			baseAt = c.i
+			if t.base.valFile != nil {
+				val = t.base.fileVal(c.i)
+			}
 		}
 		advance()
 		// Older sources with the same key are shadowed.
@@ -1444,6 +1502,9 @@ func (t *sortedTable[K, V]) unmapAll() error {
 // replace.
 func (t *sortedTable[K, V]) dropPages() {
 	dropMapped(t.base.mapped)
+	if v := t.base.valFile; v != nil {
+		dropMapped(v.mapped)
+	}
 	for _, r := range t.runs {
 		dropMapped(r.mapped)
 	}
@@ -1455,8 +1516,9 @@ func (t *sortedTable[K, V]) close() error {
 	return err
 }
 
-// removeTableFiles removes a table's base and runs (a damaged base is
-// rebuilt from history; runs written on top of it must not outlive it).
+// removeTableFiles removes a table's base, runs and values file (a
+// damaged base is rebuilt from history; what was written on top of it
+// must not outlive it).
 func removeTableFiles(path string) error {
 	runs, err := filepath.Glob(path + ".run*")
 	if err != nil {
@@ -1467,6 +1529,9 @@ func removeTableFiles(path string) error {
 		if err := os.Remove(runs[i]); err != nil {
 			return err
 		}
+	}
+	if err := os.Remove(valsPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

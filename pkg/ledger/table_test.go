@@ -648,7 +648,7 @@ func TestSortedTableLookup(t *testing.T) {
 			_, in := tbl.recent[k]
 			prefixTableCodec.putKey(kb[:], k)
 			for _, r := range tbl.runs {
-				in = in || r.find(kb[:], tbl.bufs, func([]byte) {})
+				in = in || r.find(kb[:], tbl.bufs, func(int, []byte) {})
 			}
 			return in
 		}
