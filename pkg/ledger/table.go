@@ -427,40 +427,24 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 			f.Close()
 		}
 	}()
-	fi, err := f.Stat()
+	h, err := readTableHeader(f, path, magics)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
-	var hdr [tableHeader]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil || !slices.Contains(magics, string(hdr[:16])) {
-		return nil, fmt.Errorf("%w: %s header", errCorrupt, path)
-	}
-	n := binary.LittleEndian.Uint64(hdr[16:])
-	metaLen := int64(binary.LittleEndian.Uint32(hdr[24:]))
+	n, metaLen, meta, crc := h.n, int64(len(h.meta)), h.meta, h.sum
 	var extra int64
-	if n > uint64(fi.Size()) {
-		return nil, fmt.Errorf("%w: %s length", errCorrupt, path)
-	}
 	if trailer != nil {
-		extra = trailer(string(hdr[:16]), n)
+		extra = trailer(h.magic, n)
 	}
-	if fi.Size() < tableHeader+metaLen+extra || uint64(fi.Size()-tableHeader-metaLen-extra) != n*uint64(entry) {
+	if h.size < tableHeader+metaLen+extra || uint64(h.size-tableHeader-metaLen-extra) != n*uint64(entry) {
 		return nil, fmt.Errorf("%w: %s length", errCorrupt, path)
 	}
-	meta := make([]byte, metaLen)
-	if _, err := f.ReadAt(meta, tableHeader); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	crc := crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, meta)
-	if crc != binary.LittleEndian.Uint32(hdr[28:]) {
-		return nil, fmt.Errorf("%w: %s header checksum", errCorrupt, path)
-	}
-	m, unmap, err := mapFile(f, int(fi.Size()))
+	m, unmap, err := mapFile(f, int(h.size))
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
 	end := tableHeader + metaLen + int64(n)*int64(entry)
-	tf.data, tf.mapped, tf.n, tf.meta, tf.size, tf.sum = m[tableHeader+metaLen:end], m, int(n), meta, fi.Size(), crc
+	tf.data, tf.mapped, tf.n, tf.meta, tf.size, tf.sum = m[tableHeader+metaLen:end], m, int(n), meta, h.size, crc
 	if extra > 0 {
 		tf.bloom = make([]uint64, extra/8)
 		for i := range tf.bloom {
@@ -508,6 +492,42 @@ func openTableFile(path string, magics []string, keySize, entry int, trailer fun
 	}
 	dropMapped(m)
 	return tf, nil
+}
+
+// tableFileHeader is a table file's header and meta.
+type tableFileHeader struct {
+	magic string
+	n     uint64 // entries
+	meta  []byte
+	sum   uint32 // the header checksum
+	size  int64  // the file's
+}
+
+// readTableHeader reads the header and meta of the table file f (at
+// path), which must carry one of magics, and checks them.
+func readTableHeader(f *os.File, path string, magics []string) (tableFileHeader, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return tableFileHeader{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	var hdr [tableHeader]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || !slices.Contains(magics, string(hdr[:16])) {
+		return tableFileHeader{}, fmt.Errorf("%w: %s header", errCorrupt, path)
+	}
+	h := tableFileHeader{magic: string(hdr[:16]), n: binary.LittleEndian.Uint64(hdr[16:]), size: fi.Size()}
+	metaLen := int64(binary.LittleEndian.Uint32(hdr[24:]))
+	if h.n > uint64(h.size) || metaLen > h.size-tableHeader {
+		return tableFileHeader{}, fmt.Errorf("%w: %s length", errCorrupt, path)
+	}
+	h.meta = make([]byte, metaLen)
+	if _, err := f.ReadAt(h.meta, tableHeader); err != nil {
+		return tableFileHeader{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	h.sum = crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, h.meta)
+	if h.sum != binary.LittleEndian.Uint32(hdr[28:]) {
+		return tableFileHeader{}, fmt.Errorf("%w: %s header checksum", errCorrupt, path)
+	}
+	return h, nil
 }
 
 func (f *tableFile) close() error {

@@ -76,27 +76,13 @@ func openValuesFile(path string, base *tableFile, vs int) (*valuesFile, error) {
 			f.Close()
 		}
 	}()
-	fi, err := f.Stat()
+	h, err := readTableHeader(f, path, []string{tableValsMagic})
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
-	var hdr [tableHeader]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil || string(hdr[:16]) != tableValsMagic {
-		return nil, fmt.Errorf("%w: %s header", errCorrupt, path)
-	}
-	n := binary.LittleEndian.Uint64(hdr[16:])
-	metaLen := int64(binary.LittleEndian.Uint32(hdr[24:]))
-	if metaLen < 4 || n > uint64(fi.Size()) || fi.Size() < tableHeader+metaLen+4 ||
-		uint64(fi.Size()-tableHeader-metaLen-4) != n*uint64(vs) {
+	n, metaLen, meta, crc := h.n, int64(len(h.meta)), h.meta, h.sum
+	if metaLen < 4 || h.size < tableHeader+metaLen+4 || uint64(h.size-tableHeader-metaLen-4) != n*uint64(vs) {
 		return nil, fmt.Errorf("%w: %s length", errCorrupt, path)
-	}
-	meta := make([]byte, metaLen)
-	if _, err := f.ReadAt(meta, tableHeader); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	crc := crc32.Update(crc32.Checksum(hdr[:28], castagnoli), castagnoli, meta)
-	if crc != binary.LittleEndian.Uint32(hdr[28:]) {
-		return nil, fmt.Errorf("%w: %s header checksum", errCorrupt, path)
 	}
 	if binary.LittleEndian.Uint32(meta) != base.sum {
 		// Written for the base a rewrite replaced since.
@@ -110,7 +96,7 @@ func openValuesFile(path string, base *tableFile, vs int) (*valuesFile, error) {
 	if n != uint64(base.n) {
 		return nil, fmt.Errorf("%w: %s holds %d values for a base of %d entries", errCorrupt, path, n, base.n)
 	}
-	m, unmap, err := mapFile(f, int(fi.Size()))
+	m, unmap, err := mapFile(f, int(h.size))
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
@@ -121,7 +107,7 @@ func openValuesFile(path string, base *tableFile, vs int) (*valuesFile, error) {
 		return nil, fmt.Errorf("%w: %s values checksum", errCorrupt, path)
 	}
 	keep = true
-	return &valuesFile{path: path, data: data, mapped: m, sum: crc, meta: meta[4:], size: fi.Size(),
+	return &valuesFile{path: path, data: data, mapped: m, sum: crc, meta: meta[4:], size: h.size,
 		unmap: func() error { return errors.Join(unmap(), f.Close()) }}, nil
 }
 
