@@ -391,3 +391,58 @@ func TestKeydirCloseWritesValues(t *testing.T) {
 	checkLog(t, lg, model, keys)
 	lg.close()
 }
+
+// TestKeydirRunDueWritesValues checks that once the key directory's
+// changes outside its base call for a run while most of the base's
+// entries were changed in place, a values file with a run beside it is
+// written instead of a run of all those entries; every account reads
+// back after a reopen.
+func TestKeydirRunDueWritesValues(t *testing.T) {
+	dir := t.TempDir()
+	var end logPos
+	lg, err := openLogAfter(dir, end, accountSegmentBytes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[solana.PublicKey]*Account{}
+	write := func(from, to, lamports int) {
+		t.Helper()
+		for lo := from; lo < to; lo += 500 {
+			var writes []AccountWrite
+			for i := lo; i < min(lo+500, to); i++ {
+				a := testAccount(uint64(lamports+i), 10)
+				writes = append(writes, AccountWrite{Key: testKey(i), Account: a})
+				model[testKey(i)] = a
+			}
+			end = commitLog(t, lg, writes)
+			if err := lg.finishSnapshot(true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const keys = accountSnapshotFreshMin
+	write(0, keys, 0) // the base
+	lg.keydir.runAt = 200
+	write(keys, keys+150, 0) // outside the base, short of a run
+	write(0, keys*3/4, 1000) // most of the base moved in place
+	if lg.keydir.base.valFile != nil || lg.keydir.runCount() != 0 {
+		t.Fatalf("a values file or run before one was due: %v, %d runs", lg.keydir.base.valFile != nil, lg.keydir.runCount())
+	}
+	write(keys+150, keys+260, 0) // the run is due
+	runN := -1
+	if lg.keydir.runCount() > 0 {
+		runN = lg.keydir.runs[0].n
+	}
+	if lg.keydir.base.valFile == nil || lg.keydir.runCount() != 1 || runN != 260 || lg.keydir.base.nDirty != 0 {
+		t.Fatalf("run due: values file %v, %d runs (the first of %d entries, want 260), %d entries dirty",
+			lg.keydir.base.valFile != nil, lg.keydir.runCount(), runN, lg.keydir.base.nDirty)
+	}
+	if err := lg.close(); err != nil {
+		t.Fatal(err)
+	}
+	if lg, err = openLogAfter(dir, end, accountSegmentBytes, lg); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, lg, model, keys+260)
+	lg.close()
+}
