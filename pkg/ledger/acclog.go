@@ -469,7 +469,9 @@ func (lg *accountLog) open(end logPos) error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, "keydir.tmp") {
+		if strings.HasPrefix(name, "keydir.tmp") || strings.HasPrefix(name, "keydir.vals.tmp") {
+			// A snapshot's file a kill interrupted (a run's temporary
+			// file is the table's to remove).
 			os.Remove(filepath.Join(lg.dir, name))
 			continue
 		}

@@ -375,7 +375,15 @@ func TestKeydirCloseWritesValues(t *testing.T) {
 	if vals == nil || runs != 0 {
 		t.Fatalf("close with most entries moved: values file %v, %d runs; want a values file and no run", vals != nil, runs)
 	}
+	// A values file a kill interrupted is removed at open.
+	tmp := filepath.Join(dir, "keydir.vals.tmp123")
+	if err := os.WriteFile(tmp, []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	lg = open()
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("interrupted values file left: %v", err)
+	}
 	checkLog(t, lg, model, keys)
 	if lg.keydir.base.valFile == nil || len(lg.keydir.recent) != 0 || lg.keydir.base.nDirty != 0 {
 		t.Fatalf("reopened: values file %v, %d changes replayed", lg.keydir.base.valFile != nil, len(lg.keydir.recent)+lg.keydir.base.nDirty)
