@@ -508,17 +508,9 @@ func TestKeydirSnapshotWhenManyCreated(t *testing.T) {
 	next := 0
 	create := func(n int) {
 		t.Helper()
-		for n > 0 {
-			var writes []AccountWrite
-			for range min(n, 500) {
-				writes = append(writes, AccountWrite{Key: testKey(next), Account: testAccount(uint64(next), 10)})
-				next++
-			}
-			n -= len(writes)
-			end = commitLog(t, lg, writes)
-			if err := lg.finishSnapshot(true); err != nil {
-				t.Fatal(err)
-			}
+		if n > 0 {
+			end = writeTestAccounts(t, lg, nil, next, next+n, 0)
+			next += n
 		}
 	}
 	expect := func(when string, base, fresh int) {

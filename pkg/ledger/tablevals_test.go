@@ -325,8 +325,8 @@ func TestSortedTableValuesFile(t *testing.T) {
 // account log's key directory once most of its base's entries moved in
 // place (accounts written again, none created): a values file, not a run
 // of the moved entries, which would be larger; with few moved, a run.
-// Every account reads back after each reopen, and a kill right after the
-// values file's close (no replay from an earlier position) loses none.
+// Every account reads back after each reopen, and a values file a kill
+// interrupted is removed.
 func TestKeydirCloseWritesValues(t *testing.T) {
 	dir := t.TempDir()
 	var end logPos
@@ -345,18 +345,7 @@ func TestKeydirCloseWritesValues(t *testing.T) {
 	const keys = accountSnapshotFreshMin
 	write := func(from, to, lamports int) {
 		t.Helper()
-		for lo := from; lo < to; lo += 500 {
-			var writes []AccountWrite
-			for i := lo; i < min(lo+500, to); i++ {
-				a := testAccount(uint64(lamports+i), 10)
-				writes = append(writes, AccountWrite{Key: testKey(i), Account: a})
-				model[testKey(i)] = a
-			}
-			end = commitLog(t, lg, writes)
-			if err := lg.finishSnapshot(true); err != nil {
-				t.Fatal(err)
-			}
-		}
+		end = writeTestAccounts(t, lg, model, from, to, lamports)
 	}
 	files := func() (vals os.FileInfo, runs int) {
 		vals, _ = os.Stat(valsPath(filepath.Join(dir, "keydir")))
@@ -415,18 +404,7 @@ func TestKeydirRunDueWritesValues(t *testing.T) {
 	model := map[solana.PublicKey]*Account{}
 	write := func(from, to, lamports int) {
 		t.Helper()
-		for lo := from; lo < to; lo += 500 {
-			var writes []AccountWrite
-			for i := lo; i < min(lo+500, to); i++ {
-				a := testAccount(uint64(lamports+i), 10)
-				writes = append(writes, AccountWrite{Key: testKey(i), Account: a})
-				model[testKey(i)] = a
-			}
-			end = commitLog(t, lg, writes)
-			if err := lg.finishSnapshot(true); err != nil {
-				t.Fatal(err)
-			}
-		}
+		end = writeTestAccounts(t, lg, model, from, to, lamports)
 	}
 	const keys = accountSnapshotFreshMin
 	write(0, keys, 0) // the base
@@ -453,4 +431,28 @@ func TestKeydirRunDueWritesValues(t *testing.T) {
 	}
 	checkLog(t, lg, model, keys+260)
 	lg.close()
+}
+
+// writeTestAccounts commits testKey(from) … testKey(to-1) to lg, 500 a
+// slot, account i with lamports+i lamports, records them in model (nil:
+// none), waits for any snapshot the commits started, and returns the
+// log's end.
+func writeTestAccounts(t *testing.T, lg *accountLog, model map[solana.PublicKey]*Account, from, to, lamports int) logPos {
+	t.Helper()
+	var end logPos
+	for lo := from; lo < to; lo += 500 {
+		var writes []AccountWrite
+		for i := lo; i < min(lo+500, to); i++ {
+			a := testAccount(uint64(lamports+i), 10)
+			writes = append(writes, AccountWrite{Key: testKey(i), Account: a})
+			if model != nil {
+				model[testKey(i)] = a
+			}
+		}
+		end = commitLog(t, lg, writes)
+		if err := lg.finishSnapshot(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return end
 }
