@@ -458,3 +458,72 @@ func writeTestAccounts(t *testing.T, lg *accountLog, model map[solana.PublicKey]
 	}
 	return end
 }
+
+// FuzzOpenValuesFile opens arbitrary bytes as the values file of a valid
+// base with a prefix index: the open refuses them as damaged, drops them
+// as another base's, or takes them, and then lookups, iteration, a run
+// and a rewrite never panic.
+func FuzzOpenValuesFile(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "seed")
+	tbl, err := openTable(path, prefixTableCodec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for p := range uint64(200) {
+		tbl.set([2]uint64{p, 1}, p)
+	}
+	nt, err := tbl.write([]byte("base"), false, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tbl.replace(nt)
+	for p := range uint64(50) {
+		k := [2]uint64{p * 3, 1}
+		prev, had := tbl.get(k)
+		tbl.change(k, prev, had, p+1000, false)
+	}
+	var mu sync.RWMutex
+	if done, err := startRewrite(&mu, tbl, []byte("vals"), false, nil, true, nil).finish(&mu, tbl, true); !done || err != nil {
+		f.Fatal(done, err)
+	}
+	base, _ := os.ReadFile(path)
+	vals, _ := os.ReadFile(valsPath(path))
+	tbl.close()
+	if len(vals) == 0 {
+		f.Fatal("no values file written")
+	}
+	f.Add(vals)
+	f.Add(vals[:len(vals)-1])
+	f.Add(vals[:tableHeader+3])
+	f.Add([]byte(tableValsMagic))
+	f.Fuzz(func(t *testing.T, valsBytes []byte) {
+		path := filepath.Join(t.TempDir(), "t")
+		os.WriteFile(path, base, 0o600)
+		os.WriteFile(valsPath(path), valsBytes, 0o600)
+		tbl, err := openTable(path, prefixTableCodec)
+		if err != nil {
+			if !errors.Is(err, errCorrupt) {
+				t.Fatalf("open: %v (not errCorrupt)", err)
+			}
+			return
+		}
+		defer tbl.close()
+		for p := range uint64(210) {
+			tbl.get([2]uint64{p, 1})
+			tbl.lookup([2]uint64{p, 2})
+		}
+		tbl.each(func([2]uint64, uint64) bool { return true })
+		k := [2]uint64{7, 1}
+		prev, had := tbl.get(k)
+		tbl.change(k, prev, had, 1, false)
+		tbl.change([2]uint64{7, 2}, 0, false, 2, false)
+		if run, err := tbl.writeRun([]byte("r"), false); err == nil {
+			tbl.addRun(run)
+		}
+		tbl.freeze()
+		if nt, err := tbl.writeFrozen([]byte("b2"), false, nil); err == nil {
+			tbl.adopt(nt)
+		}
+	})
+}
