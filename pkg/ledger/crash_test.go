@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,10 +147,12 @@ func crashChild(dir string) {
 		os.Exit(3)
 	}
 	// Tiny account-log segments: segments rotate, are cleaned and the
-	// key directory is snapshotted all the time, so kills land in the
-	// middle of those too.
+	// key directory is snapshotted all the time (every 16 segments of
+	// growth: with 8 KiB ones the children's log, a few dozen accounts
+	// written once a 10 ms slot, never got there, and no kill met a
+	// snapshot), so kills land in the middle of those too.
 	cfg := Config{Name: "crash", DataDir: dir, SlotDuration: 10 * time.Millisecond, FinalityDepth: 4,
-		accountSegmentBytes: 8 << 10, AccountCacheSize: 8, tableRewriteMin: 64, tableRunChanges: 16}
+		accountSegmentBytes: 1 << 10, AccountCacheSize: 8, tableRewriteMin: 64, tableRunChanges: 16}
 	if v := os.Getenv(crashPruneEnv); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -436,6 +439,18 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 
+	if _, err := os.Stat(valsPath(filepath.Join(dir, accountLogDir, "keydir"))); err != nil {
+		// The children's transfers move accounts the key directory's base
+		// holds: its snapshots are values files, which the kills land in.
+		es, _ := os.ReadDir(filepath.Join(dir, accountLogDir))
+		var names []string
+		for _, e := range es {
+			if !strings.HasSuffix(e.Name(), ".seg") {
+				names = append(names, e.Name())
+			}
+		}
+		t.Fatalf("no key directory values file after the kills: %v %v", err, names)
+	}
 	l, err := Open(Config{Name: "crash", DataDir: dir, ManualSlots: true})
 	if err != nil {
 		t.Fatal(err)
