@@ -285,9 +285,10 @@ func TestRecoveryFromTornWrites(t *testing.T) {
 		}, []string{"accounts/next.seg"}},
 		{"temporary files of interrupted rewrites", func(t *testing.T, dir string) {
 			appendFile(t, filepath.Join(dir, accountLogDir, "keydir.tmp1234"), randomBytes(700))
+			appendFile(t, filepath.Join(dir, accountLogDir, "keydir.vals.tmp3456"), randomBytes(700))
 			appendFile(t, filepath.Join(dir, "sigs.tmp5678"), randomBytes(700))
 			appendFile(t, filepath.Join(dir, "heads.tmp9012"), randomBytes(700))
-		}, []string{"accounts/keydir.tmp1234", "sigs.tmp5678", "heads.tmp9012"}},
+		}, []string{"accounts/keydir.tmp1234", "accounts/keydir.vals.tmp3456", "sigs.tmp5678", "heads.tmp9012"}},
 		{"tables older than the database", func(t *testing.T, dir string) {
 			if err := os.WriteFile(filepath.Join(dir, "sigs"), oldSigs, 0o600); err != nil {
 				t.Fatal(err)
