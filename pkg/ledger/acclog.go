@@ -231,8 +231,10 @@ const accountLogMints = 1 << 12
 // mint while the dictionary has room; -1 if its record holds its data
 // whole. Only the persister calls it.
 func (lg *accountLog) mintRef(a *Account) int {
-	if a == nil || len(a.Data) < tokenAccountLen || (a.Owner != spl.TokenProgramID && a.Owner != spl.Token2022ProgramID) ||
-		(len(a.Data) > tokenAccountLen && a.Data[tokenAccountLen] != tokenAccountType) {
+	// A Token-2022 account with extensions is longer, and says what it is
+	// in the byte after the 165 of the SPL layout.
+	if a == nil || len(a.Data) < spl.TokenAccountSize || (a.Owner != spl.TokenProgramID && a.Owner != spl.Token2022ProgramID) ||
+		(len(a.Data) > spl.TokenAccountSize && a.Data[spl.TokenAccountSize] != spl.AccountTypeAccount) {
 		return -1
 	}
 	k := solana.PublicKeyFromBytes(a.Data[:32])
@@ -248,14 +250,6 @@ func (lg *accountLog) mintRef(a *Account) int {
 	lg.mintIDs[k] = len(lg.mints) - 1
 	return len(lg.mints) - 1
 }
-
-// Token account layout facts mintRef relies on: an SPL token account is
-// 165 bytes; a Token-2022 account with extensions is longer and says
-// what it is in the byte after those (2: an account, 1: a mint).
-const (
-	tokenAccountLen  = 165
-	tokenAccountType = 2
-)
 
 // setMints gives a reopened log the mint dictionary the database holds
 // (the records name their mints by its indexes). Call it before any

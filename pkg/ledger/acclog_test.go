@@ -879,7 +879,7 @@ func TestAccountLogMintDictionary(t *testing.T) {
 		a     *Account
 		named bool
 	}{
-		{withType(token(spl.Token2022ProgramID, mintOf(1), 5), tokenAccountType), true},
+		{withType(token(spl.Token2022ProgramID, mintOf(1), 5), spl.AccountTypeAccount), true},
 		{withType(token(spl.Token2022ProgramID, mintOf(1), 5), 1), false}, // a Token-2022 mint's layout
 		{token(solana.SystemProgramID, mintOf(1), 5), false},
 		{token(spl.TokenProgramID, solana.PublicKey{}, 5), false},
