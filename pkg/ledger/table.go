@@ -983,18 +983,8 @@ func sortEntries(b []byte, e, ks int) {
 // writeRun writes the changes in memory as the next run, with meta; t is
 // left as it was (readers may go on using it) until addRun adopts it.
 func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error) {
-	runMeta := binary.LittleEndian.AppendUint32(nil, t.ident())
-	runMeta = append(runMeta, meta...)
 	path := t.runPath(len(t.runs) + 1)
-	tmp, err := t.writeRunTo(path, t.sortedRecent(), true, runMeta, sync)
-	if err == nil {
-		if err = os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-		} else if sync {
-			err = syncDir(filepath.Dir(path))
-		}
-	}
-	if err != nil {
+	if err := writeFileAtomic(path, sync, t.runWriter(t.sortedRecent(), true, onTopMeta(t.ident(), meta))); err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	f, err := openTableFile(path, []string{tableRunMagic}, t.codec.keySize, t.codec.entry()+1, runTrailer, false)
@@ -1005,10 +995,16 @@ func (t *sortedTable[K, V]) writeRun(meta []byte, sync bool) (*tableFile, error)
 	return f, nil
 }
 
-// writeRunTo writes a run of ents (sorted changes), merged with the
-// base's dirty index entries with dirty, with runMeta, to a temporary file
-// beside path, synced with sync, and returns its name.
-func (t *sortedTable[K, V]) writeRunTo(path string, ents []byte, dirty bool, runMeta []byte, sync bool) (string, error) {
+// onTopMeta is the meta of a file written on top of another (a run on a
+// base or values file, a values file on a base): that file's header
+// checksum (u32 LE), then the owner's meta.
+func onTopMeta(sum uint32, meta []byte) []byte {
+	return append(binary.LittleEndian.AppendUint32(nil, sum), meta...)
+}
+
+// runWriter writes a run file of ents (sorted changes), merged with the
+// base's dirty index entries with dirty, with runMeta.
+func (t *sortedTable[K, V]) runWriter(ents []byte, dirty bool, runMeta []byte) func(io.Writer) error {
 	ks := t.codec.keySize
 	each := t.eachRunEntry
 	if !dirty {
@@ -1023,11 +1019,11 @@ func (t *sortedTable[K, V]) writeRunTo(path string, ents []byte, dirty bool, run
 	// reads it instead of hashing every key of every run again. The
 	// entries are streamed (a clean close at a million accounts may
 	// write most of the key directory's index): counted, hashed, written.
-	n := 0
-	each(ents, func([]byte) { n++ })
-	bloom := newBloom(n)
-	each(ents, func(ent []byte) { bloomAdd(bloom, bloomKeyHash(ent[:ks])) })
-	tmp, err := writeFileSynced(path, sync, func(w io.Writer) error {
+	return func(w io.Writer) error {
+		n := 0
+		each(ents, func([]byte) { n++ })
+		bloom := newBloom(n)
+		each(ents, func(ent []byte) { bloomAdd(bloom, bloomKeyHash(ent[:ks])) })
 		return writeTableFile(w, tableRunMagic, runMeta, n, func(bw *bufio.Writer) error {
 			each(ents, func(ent []byte) { bw.Write(ent) })
 			var word [8]byte
@@ -1037,11 +1033,7 @@ func (t *sortedTable[K, V]) writeRunTo(path string, ents []byte, dirty bool, run
 			}
 			return nil
 		})
-	})
-	if err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	return tmp, nil
 }
 
 // eachRunEntry calls fn, in key order, with the run entries (key |
@@ -1228,10 +1220,7 @@ func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], dirty func(
 		for _, r := range t.runs {
 			dropMapped(r.mapped)
 		}
-		dropMapped(t.base.mapped)
-		if v := t.base.valFile; v != nil {
-			dropMapped(v.mapped)
-		}
+		t.base.dropPages()
 	}()
 	for len(h) > 0 {
 		c := cs[h[0]]
@@ -1245,9 +1234,7 @@ func (t *sortedTable[K, V]) mergedWith(changes map[K]tableChange[V], dirty func(
 		fromChanges, baseAt := c == cs[0], -1
 		if c == baseCursor {
 			baseAt = c.i
-			if t.base.valFile != nil {
-				val = t.base.fileVal(c.i)
-			}
+			val = t.base.fileVal(c.i) // the values file's, if any
 		}
 		advance()
 		// Older sources with the same key are shadowed.
@@ -1521,10 +1508,7 @@ func (t *sortedTable[K, V]) unmapAll() error {
 // process's resident set (dropMapped). Callers hold the lock that guards
 // replace.
 func (t *sortedTable[K, V]) dropPages() {
-	dropMapped(t.base.mapped)
-	if v := t.base.valFile; v != nil {
-		dropMapped(v.mapped)
-	}
+	t.base.dropPages()
 	for _, r := range t.runs {
 		dropMapped(r.mapped)
 	}

@@ -214,8 +214,7 @@ func (t *sortedTable[K, V]) valuesRun() []byte {
 func (t *sortedTable[K, V]) writeValuesFrozen(meta []byte, sync bool) (*valuesFile, *tableFile, error) {
 	f := t.base
 	path := valsPath(t.path)
-	hdrMeta := binary.LittleEndian.AppendUint32(nil, f.sum)
-	hdrMeta = append(hdrMeta, meta...)
+	hdrMeta := onTopMeta(f.sum, meta)
 	hdr := encodeTableHeader(tableValsMagic, f.n, hdrMeta)
 	vals := t.frozenVals
 	var tmps []string
@@ -241,10 +240,9 @@ func (t *sortedTable[K, V]) writeValuesFrozen(meta []byte, sync bool) (*valuesFi
 	ents := t.valuesRun()
 	runTmp := ""
 	if len(ents) > 0 {
-		runMeta := binary.LittleEndian.AppendUint32(nil, binary.LittleEndian.Uint32(hdr[28:]))
-		runMeta = append(runMeta, meta...)
-		if runTmp, err = t.writeRunTo(t.runPath(1), ents, false, runMeta, sync); err != nil {
-			return nil, nil, err
+		runMeta := onTopMeta(binary.LittleEndian.Uint32(hdr[28:]), meta)
+		if runTmp, err = writeFileSynced(t.runPath(1), sync, t.runWriter(ents, false, runMeta)); err != nil {
+			return nil, nil, fmt.Errorf("write %s: %w", t.runPath(1), err)
 		}
 		tmps = append(tmps, runTmp)
 	}
@@ -322,6 +320,15 @@ func (t *sortedTable[K, V]) adoptValues(vf *valuesFile, run *tableFile) error {
 		return fmt.Errorf("unmap %s: %w", t.path, err)
 	}
 	return nil
+}
+
+// dropPages releases the pages of the base's mapping and its values
+// file's that reads touched (dropMapped).
+func (f *tableFile) dropPages() {
+	dropMapped(f.mapped)
+	if v := f.valFile; v != nil {
+		dropMapped(v.mapped)
+	}
 }
 
 // fileVal is base entry i's value as the files hold it: the values
